@@ -1,0 +1,231 @@
+// Public API of @cass-memory/core. Explicit named exports only (see ARCHITECTURE.md §7).
+
+export {
+  AppError,
+  CATEGORY_EXIT_CODES,
+  ERROR_CODES,
+  TROUBLESHOOTING_DOCS,
+  categoryOf,
+  defaultRecovery,
+  describeCause,
+  docsFor,
+  exitCodeOf,
+  isAppError,
+  toAppError,
+} from "./errors.js";
+export type { AppErrorOptions, ErrorCategory, ErrorCode } from "./errors.js";
+
+export type {
+  Clock,
+  DegradedInfo,
+  DegradedReason,
+  EpisodicHealth,
+  EpisodicSearchOptions,
+  EpisodicSearchResult,
+  EpisodicSource,
+  HistoryHit,
+  IdGenerator,
+  InitializeOptions,
+  InitializeResult,
+  Layer,
+  LayerStatus,
+  Logger,
+  LogName,
+  LogReadResult,
+  OperationDeps,
+  SessionSummary,
+  Store,
+  StoreLocations,
+} from "./ports.js";
+
+export { defineOperation, formatZodIssues, runOperation } from "./operation.js";
+export type { Operation } from "./operation.js";
+
+// Schemas of the data model
+export {
+  BULLET_KEYS,
+  BULLET_KINDS,
+  BULLET_SCOPES,
+  BULLET_SOURCES,
+  BULLET_STATES,
+  BULLET_TYPES,
+  BlockedEntrySchema,
+  BulletSchema,
+  DEFAULT_PLAYBOOK_DESCRIPTION,
+  DeprecatedPatternSchema,
+  FEEDBACK_TYPES,
+  FeedbackEventSchema,
+  HARMFUL_REASONS,
+  MATURITIES,
+  PLAYBOOK_SCHEMA_VERSION,
+  PlaybookMetadataSchema,
+  PlaybookSchema,
+  REPO_PLAYBOOK_DESCRIPTION,
+  REPO_PLAYBOOK_NAME,
+  createEmptyPlaybook,
+  isActiveBullet,
+  isAntiPattern,
+} from "./schemas/playbook.js";
+export type {
+  BlockedEntry,
+  Bullet,
+  BulletInput,
+  BulletKind,
+  BulletScope,
+  BulletSource,
+  BulletState,
+  BulletType,
+  DeprecatedPattern,
+  FeedbackEvent,
+  FeedbackType,
+  HarmfulReason,
+  Maturity,
+  Playbook,
+  PlaybookMetadata,
+} from "./schemas/playbook.js";
+export {
+  ConfigSchema,
+  DEFAULT_SESSION_EXCLUDE_PATTERNS,
+  LLM_PROVIDERS,
+  REPO_FORBIDDEN_CONFIG_KEYS,
+  ScoringConfigSchema,
+  defaultConfig,
+} from "./schemas/config.js";
+export type { Config, ConfigInput, LlmProvider, ScoringConfig } from "./schemas/config.js";
+export {
+  ContextLogEntrySchema,
+  DeltaSchema,
+  DiaryEntrySchema,
+  OUTCOME_STATUSES,
+  OnboardingStateSchema,
+  OutcomeRecordSchema,
+  ProcessedSessionSchema,
+  TraumaEntrySchema,
+} from "./schemas/records.js";
+export type {
+  ContextLogEntry,
+  Delta,
+  DiaryEntry,
+  OnboardingState,
+  OutcomeRecord,
+  ProcessedSession,
+  TraumaEntry,
+} from "./schemas/records.js";
+export { camelizeDeep, camelizeKnownKeys, isPlainObject, snakeToCamel } from "./schemas/tolerant.js";
+
+// Episodic sources
+export { CASS_NOT_FOUND_DEGRADED, createNullEpisodicSource } from "./episodic/null-source.js";
+
+// Operations
+export { operations } from "./operations/index.js";
+export { contextOperation, ContextInputSchema, ContextResultSchema } from "./operations/context.js";
+export type { ContextInput, ContextResult, HistorySnippet } from "./operations/context.js";
+export { initOperation } from "./operations/init.js";
+export type { GlobalInitResult, RepoInitResult } from "./operations/init.js";
+export { markOperation } from "./operations/mark.js";
+export type { MarkResult } from "./operations/mark.js";
+export { playbookAddOperation } from "./operations/playbook-add.js";
+export type { PlaybookAddBatchResult, PlaybookAddInput, PlaybookAddSingleResult } from "./operations/playbook-add.js";
+export { playbookExportOperation } from "./operations/playbook-export.js";
+export type { PlaybookExport } from "./operations/playbook-export.js";
+export { playbookGetOperation } from "./operations/playbook-get.js";
+export type { PlaybookGetResult } from "./operations/playbook-get.js";
+export { playbookImportOperation } from "./operations/playbook-import.js";
+export type { PlaybookImportResult } from "./operations/playbook-import.js";
+export { playbookListOperation } from "./operations/playbook-list.js";
+export { playbookRemoveOperation } from "./operations/playbook-remove.js";
+export type { PlaybookRemoveResult } from "./operations/playbook-remove.js";
+export { loadMergedPlaybook, locateBullet } from "./operations/shared.js";
+
+// Domain algorithms (pure)
+export { sha256Bytes, sha256Hex } from "./domain/sha256.js";
+export {
+  STOP_WORDS,
+  extractKeywords,
+  formatBulletId,
+  hashContent,
+  jaccardOfSets,
+  jaccardSimilarity,
+  normalizeForHash,
+  randomBase36,
+  tokenSet,
+  tokenize,
+} from "./domain/text.js";
+export {
+  DAY_MS,
+  MATURITY_MULTIPLIER,
+  calculateMaturityState,
+  checkForDemotion,
+  checkForPromotion,
+  eventWeight,
+  formatLastHelpful,
+  getDecayedCounts,
+  getEffectiveScore,
+  getHalfLifeDays,
+  getHarmfulMultiplier,
+  isStale,
+  scoreBucket,
+} from "./domain/scoring.js";
+export type { ScoreBucket } from "./domain/scoring.js";
+export { AUTO_DEPRECATION_REASON, applyFeedback, normalizeHarmfulReason } from "./domain/feedback.js";
+export type { ApplyFeedbackInput } from "./domain/feedback.js";
+export {
+  BLOCKED_CONTENT_REASON,
+  BLOCKED_SIMILARITY_THRESHOLD,
+  MERGED_PLAYBOOK_NAME,
+  applyBlockFilter,
+  mergePlaybooks,
+} from "./domain/merge.js";
+export {
+  CONFLICT_REASONS,
+  EXCEPTION_MARKERS,
+  NEGATIVE_MARKERS,
+  POSITIVE_MARKERS,
+  buildConflictIndex,
+  conflictMetaOf,
+  detectConflicts,
+  detectConflictsIndexed,
+} from "./domain/conflicts.js";
+export type { Conflict, ConflictMeta } from "./domain/conflicts.js";
+export {
+  AUTO_DEPRECATE_REASON,
+  MERGED_SOURCE_SESSION,
+  NEGATIVE_RULE_HARMFUL_REASON,
+  REINFORCED_EXACT,
+  REINFORCED_SIMILAR,
+  agentFromSessionPath,
+  curatePlaybook,
+  deprecateBullet,
+  invertToAntiPattern,
+  newBullet,
+} from "./domain/curator.js";
+export type {
+  CurateContext,
+  CurationConflict,
+  CurationDecision,
+  CurationResult,
+  NewBulletContext,
+  NewBulletFields,
+} from "./domain/curator.js";
+export {
+  EXTRA_PATTERN_REPLACEMENT,
+  MAX_EXTRA_PATTERN_LENGTH,
+  SECRET_PATTERNS,
+  compileSanitizer,
+  sanitize,
+} from "./domain/sanitize.js";
+export type { Sanitizer, SanitizerOptions, SecretPattern } from "./domain/sanitize.js";
+export { parseInlineFeedback } from "./domain/inline-feedback.js";
+export type { InlineFeedback } from "./domain/inline-feedback.js";
+export {
+  MAX_CASS_QUERY_TERMS,
+  bulletReasoning,
+  buildCassQuery,
+  deprecatedPatternMatcher,
+  deprecatedPatternWarnings,
+  rankBulletsForTask,
+  scoreBulletRelevance,
+  suggestCassQueries,
+} from "./domain/ranking.js";
+export type { RankOptions, RankResult, ScoredBullet } from "./domain/ranking.js";
+export type { OmitKnown } from "./domain/types.js";

@@ -1,0 +1,220 @@
+import { z } from "zod";
+import { compileSanitizer } from "../domain/sanitize.js";
+import {
+  buildCassQuery,
+  deprecatedPatternWarnings,
+  rankBulletsForTask,
+  suggestCassQueries,
+} from "../domain/ranking.js";
+import { defineOperation } from "../operation.js";
+import type { DegradedInfo, HistoryHit, OperationDeps } from "../ports.js";
+import type { DeprecatedPattern } from "../schemas/playbook.js";
+import { TraumaEntrySchema, type TraumaEntry } from "../schemas/records.js";
+import { loadMergedPlaybook, requireNonEmpty, requirePositiveInt } from "./shared.js";
+
+export const CONTEXT_HISTORY_TIMEOUT_MS = 8_000;
+export const SNIPPET_MAX_CHARS = 300;
+
+export const ContextInputSchema = z.object({
+  task: z.string(),
+  /** Absolute, canonical workspace path (the front end resolves `~`, relative paths and symlinks). */
+  workspace: z.string().optional(),
+  /**
+   * Canonical working directory. Workspace-scoped rules match `workspace`, or this directory when
+   * no workspace is given (reference §5.12); history is filtered by `workspace` only.
+   */
+  currentDir: z.string().optional(),
+  limit: z.number().optional(),
+  history: z.number().optional(),
+  days: z.number().optional(),
+  session: z.string().optional(),
+  logContext: z.boolean().optional(),
+});
+export type ContextInput = z.input<typeof ContextInputSchema>;
+
+const ScoredBulletSchema = z.looseObject({
+  id: z.string(),
+  content: z.string(),
+  category: z.string(),
+  relevanceScore: z.number(),
+  effectiveScore: z.number(),
+  finalScore: z.number(),
+  lastHelpful: z.string(),
+  reasoning: z.string(),
+});
+
+const HistorySnippetSchema = z.looseObject({
+  source_path: z.string(),
+  line_number: z.number(),
+  agent: z.string(),
+  snippet: z.string(),
+  origin: z.looseObject({ kind: z.enum(["local", "remote"]), host: z.string().optional() }),
+  sessionPath: z.string(),
+  timestamp: z.string().optional(),
+});
+
+const DegradedSchema = z.object({
+  available: z.literal(false),
+  reason: z.enum(["NOT_FOUND", "INDEX_MISSING", "FTS_TABLE_MISSING", "TIMEOUT", "OTHER"]),
+  message: z.string(),
+  suggestedFix: z.array(z.string()).optional(),
+});
+
+export const ContextResultSchema = z.object({
+  task: z.string(),
+  relevantBullets: z.array(ScoredBulletSchema),
+  antiPatterns: z.array(ScoredBulletSchema),
+  historySnippets: z.array(HistorySnippetSchema),
+  deprecatedWarnings: z.array(z.string()),
+  suggestedCassQueries: z.array(z.string()),
+  degraded: z.object({ cass: DegradedSchema.optional() }).optional(),
+  semanticMode: z.enum(["semantic", "keyword"]),
+  semanticError: z.string().optional(),
+  traumaWarning: z.object({ pattern: z.string(), reason: z.string(), reference: z.string() }).optional(),
+});
+export type ContextResult = z.output<typeof ContextResultSchema>;
+export type HistorySnippet = z.output<typeof HistorySnippetSchema>;
+
+/**
+ * `cm context "<task>"`: the rules, pitfalls and past-session snippets relevant to a task
+ * (reference §1.5.2, ranking §5.12). Works without `init` and without any history source.
+ */
+export const contextOperation = defineOperation({
+  name: "cm_context",
+  command: "context",
+  description:
+    "Get the playbook rules, anti-patterns and past-session history relevant to a task. Call before starting work.",
+  input: ContextInputSchema,
+  output: ContextResultSchema,
+  async run(deps, input): Promise<ContextResult> {
+    const task = requireNonEmpty("task", input.task, `Example: ${deps.cliName} context "fix the login bug" --json`);
+    const limit = requirePositiveInt("limit", input.limit, deps.config.maxBulletsInContext);
+    const historyLimit = requirePositiveInt("history", input.history, deps.config.maxHistoryInContext);
+    const days = requirePositiveInt("days", input.days, deps.config.sessionLookbackDays);
+    if (input.workspace !== undefined) requireNonEmpty("workspace", input.workspace);
+    if (input.session !== undefined) requireNonEmpty("session", input.session);
+
+    const now = deps.clock.now();
+    const sanitizer = compileSanitizer(deps.config.sanitization);
+    const [playbook, traumaWarning] = await Promise.all([loadMergedPlaybook(deps), findTraumaWarning(deps, task)]);
+
+    const rankingWorkspace = input.workspace ?? input.currentDir;
+    const ranked = rankBulletsForTask(playbook.bullets, task, {
+      now,
+      config: deps.config,
+      ...(rankingWorkspace !== undefined ? { workspace: rankingWorkspace } : {}),
+      limit,
+      minRelevance: deps.config.minRelevanceScore,
+    });
+
+    const query = buildCassQuery(ranked.keywords);
+    let historySnippets: HistorySnippet[] = [];
+    let degraded: DegradedInfo | undefined;
+    if (query !== "") {
+      const result = await deps.episodic.search(query, {
+        limit: historyLimit,
+        days,
+        ...(input.workspace !== undefined ? { workspace: input.workspace } : {}),
+        timeoutMs: CONTEXT_HISTORY_TIMEOUT_MS,
+      });
+      historySnippets = result.hits.slice(0, historyLimit).map((hit) => toSnippet(hit, sanitizer.sanitize));
+      degraded = result.degraded;
+    }
+
+    const deprecatedWarnings = [
+      ...deprecatedPatternWarnings(task, playbook.deprecatedPatterns),
+      ...historyPatternWarnings(historySnippets, playbook.deprecatedPatterns),
+    ];
+
+    const result: ContextResult = {
+      task,
+      relevantBullets: ranked.rules,
+      antiPatterns: ranked.antiPatterns,
+      historySnippets,
+      deprecatedWarnings,
+      suggestedCassQueries: suggestCassQueries(task, ranked.keywords),
+      ...(degraded ? { degraded: { cass: degraded } } : {}),
+      semanticMode: "keyword",
+      ...(traumaWarning ? { traumaWarning } : {}),
+    };
+
+    if (input.logContext) {
+      await logContext(deps, {
+        task: sanitizer.sanitize(task),
+        ruleIds: result.relevantBullets.map((b) => b.id),
+        antiPatternIds: result.antiPatterns.map((b) => b.id),
+        ...(input.workspace !== undefined ? { workspace: input.workspace } : {}),
+        ...(input.session !== undefined ? { session: input.session } : {}),
+        timestamp: now.toISOString(),
+        source: "context",
+      });
+    }
+    return result;
+  },
+});
+
+function toSnippet(hit: HistoryHit, sanitize: (text: string) => string): HistorySnippet {
+  const flat = sanitize(hit.snippet).replace(/[\r\n]+/g, " ").trim();
+  const snippet = flat.length > SNIPPET_MAX_CHARS ? `${flat.slice(0, SNIPPET_MAX_CHARS)}...` : flat;
+  const created = hit.created_at;
+  return {
+    ...hit,
+    snippet,
+    sessionPath: hit.source_path,
+    ...(created !== undefined && created !== null && created !== "" && created !== 0 ? { timestamp: String(created) } : {}),
+  };
+}
+
+function historyPatternWarnings(snippets: HistorySnippet[], patterns: DeprecatedPattern[]): string[] {
+  const warnings: string[] = [];
+  for (const p of patterns) {
+    const needle = p.pattern.toLowerCase();
+    if (needle === "" || !snippets.some((s) => s.snippet.toLowerCase().includes(needle))) continue;
+    warnings.push(
+      `${p.pattern} was deprecated${p.replacement ? ` - use ${p.replacement} instead` : ""}${p.reason ? ` (Reason: ${p.reason})` : ""}`,
+    );
+  }
+  return warnings;
+}
+
+/** An active trauma whose pattern matches the task (case-insensitive), global before repo. */
+async function findTraumaWarning(
+  deps: OperationDeps,
+  task: string,
+): Promise<{ pattern: string; reason: string; reference: string } | undefined> {
+  const layers = deps.store.locations.repoDir !== null ? (["global", "repo"] as const) : (["global"] as const);
+  for (const layer of layers) {
+    const { records } = await deps.store.readLog(layer, "traumas");
+    for (const raw of records) {
+      const parsed = TraumaEntrySchema.safeParse(raw);
+      if (!parsed.success || parsed.data.status !== "active") continue;
+      if (matchesPattern(parsed.data, task)) {
+        const t = parsed.data;
+        return {
+          pattern: t.pattern,
+          reason: t.trigger_event.human_message ?? `${t.severity} incident`,
+          reference: t.trigger_event.session_path,
+        };
+      }
+    }
+  }
+  return undefined;
+}
+
+function matchesPattern(trauma: TraumaEntry, task: string): boolean {
+  try {
+    return new RegExp(trauma.pattern, "i").test(task);
+  } catch {
+    return task.toLowerCase().includes(trauma.pattern.toLowerCase());
+  }
+}
+
+/** Context logs go to the repo's `.cass/` when it exists, else the global dir (reference §4.7). */
+async function logContext(deps: OperationDeps, entry: Record<string, unknown>): Promise<void> {
+  let layer: "global" | "repo" = "global";
+  if (deps.store.locations.repoDir !== null) {
+    const status = await deps.store.layerStatus("repo");
+    if (status.present.length > 0) layer = "repo";
+  }
+  await deps.store.appendLog(layer, "context-log", [entry]);
+}

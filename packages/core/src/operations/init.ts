@@ -1,0 +1,80 @@
+import { z } from "zod";
+import { AppError } from "../errors.js";
+import { defineOperation } from "../operation.js";
+import { defaultConfig } from "../schemas/config.js";
+
+export const InitInputSchema = z.object({
+  /** Initialise `<git root>/.cass/` instead of the global directory. */
+  repo: z.boolean().optional(),
+  force: z.boolean().optional(),
+  yes: z.boolean().optional(),
+  /** `cassPath` to record in the new config (the original takes it from `CASS_PATH`). */
+  cassPath: z.string().optional(),
+});
+
+const InitCommon = {
+  created: z.array(z.string()),
+  existed: z.array(z.string()),
+  overwritten: z.array(z.string()),
+  backups: z.array(z.object({ file: z.string(), backup: z.string() })),
+  starter: z.null(),
+};
+const GlobalInitSchema = z.object({ configPath: z.string(), ...InitCommon, cassAvailable: z.boolean() });
+const RepoInitSchema = z.object({ cassDir: z.string(), ...InitCommon });
+export const InitResultSchema = z.union([GlobalInitSchema, RepoInitSchema]);
+export type GlobalInitResult = z.output<typeof GlobalInitSchema>;
+export type RepoInitResult = z.output<typeof RepoInitSchema>;
+
+/**
+ * `cm init` / `cm init --repo` (reference §1.5.1): creates the global data directory, or a
+ * repository's `.cass/`. Existing files are never replaced without `--force --yes`, and are backed
+ * up first when they are.
+ */
+export const initOperation = defineOperation({
+  name: "init",
+  command: "init",
+  description: "Create the global cass-memory directory (or a repository's .cass/ with repo).",
+  input: InitInputSchema,
+  output: InitResultSchema,
+  async run(deps, input): Promise<GlobalInitResult | RepoInitResult> {
+    const layer = input.repo ? "repo" : "global";
+    const { repoDir, globalDir } = deps.store.locations;
+    if (layer === "repo" && repoDir === null) {
+      throw new AppError("CONFIG_INVALID", "Not in a git repository. Run from within a git repo.", {
+        hint: "cd into a git repository first",
+      });
+    }
+    const status = await deps.store.layerStatus(layer);
+    const complete = status.expected
+      .filter((f) => (layer === "global" ? f === "config.json" || f === "playbook.yaml" : true))
+      .every((f) => status.present.includes(f));
+    if (complete && !input.force) {
+      throw new AppError(
+        "ALREADY_EXISTS",
+        layer === "repo" ? "Repo already has .cass/ directory. Use --force to reinitialize." : "Already initialized. Use --force to reinitialize.",
+        { hint: "Use --force to reinitialize", details: layer === "repo" ? { cassDir: repoDir } : { globalDir } },
+      );
+    }
+    if (input.force && status.present.length > 0 && !input.yes) {
+      throw new AppError("MISSING_REQUIRED", "Refusing to overwrite existing files without --yes", {
+        hint: "Use --yes to confirm",
+        details: { missing: "confirmation" },
+      });
+    }
+    const nowIso = deps.clock.now().toISOString();
+    if (layer === "repo") {
+      const result = await deps.store.initialize("repo", { overwrite: Boolean(input.force), nowIso });
+      return { cassDir: repoDir!, ...result, starter: null };
+    }
+    const config = defaultConfig();
+    if (input.cassPath?.trim()) config.cassPath = input.cassPath.trim();
+    const result = await deps.store.initialize("global", { overwrite: Boolean(input.force), config, nowIso });
+    const health = await deps.episodic.health();
+    return {
+      configPath: `${globalDir.replace(/[\\/]+$/, "")}/config.json`,
+      ...result,
+      cassAvailable: health.available,
+      starter: null,
+    };
+  },
+});

@@ -1,0 +1,97 @@
+import { z } from "zod";
+import { AppError } from "../errors.js";
+import { deprecateBullet } from "../domain/curator.js";
+import { defineOperation } from "../operation.js";
+import { locateBullet, preview, requireBulletIndex, requireNonEmpty } from "./shared.js";
+
+export const PlaybookRemoveInputSchema = z.object({
+  id: z.string(),
+  hard: z.boolean().optional(),
+  yes: z.boolean().optional(),
+  dryRun: z.boolean().optional(),
+  reason: z.string().optional(),
+});
+
+const PlanSchema = z.object({
+  plan: z.object({
+    dryRun: z.literal(true),
+    action: z.enum(["deprecate", "delete"]),
+    bulletId: z.string(),
+    path: z.string(),
+    preview: z.string(),
+    category: z.string(),
+    helpfulCount: z.number(),
+    harmfulCount: z.number(),
+    wouldChange: z.string(),
+    applyCommand: z.string(),
+  }),
+});
+const DeprecatedSchema = z.object({ id: z.string(), action: z.literal("deprecated") });
+const DeletedSchema = z.object({ id: z.string(), action: z.literal("deleted"), path: z.string(), preview: z.string() });
+
+export const PlaybookRemoveResultSchema = z.union([PlanSchema, DeprecatedSchema, DeletedSchema]);
+export type PlaybookRemoveResult = z.output<typeof PlaybookRemoveResultSchema>;
+
+export const DEFAULT_REMOVE_REASON = "Removed via CLI";
+
+/**
+ * `cm playbook remove <id>`: deprecates a bullet (recoverable), or with `--hard --yes` deletes it
+ * from its layer's file (reference §1.5.5).
+ */
+export const playbookRemoveOperation = defineOperation({
+  name: "playbook_remove",
+  command: "playbook:remove",
+  description: "Deprecate a playbook rule, or delete it permanently with hard + yes.",
+  input: PlaybookRemoveInputSchema,
+  output: PlaybookRemoveResultSchema,
+  async run(deps, input): Promise<PlaybookRemoveResult> {
+    const id = requireNonEmpty("id", input.id);
+    const located = await locateBullet(deps, id);
+    if (!located) {
+      throw new AppError("BULLET_NOT_FOUND", `Bullet ${id} not found`, { details: { bulletId: id } });
+    }
+    const cli = deps.cliName;
+    const reason = input.reason?.trim() || undefined;
+    if (input.dryRun) {
+      const b = located.bullet;
+      return {
+        plan: {
+          dryRun: true,
+          action: input.hard ? "delete" : "deprecate",
+          bulletId: id,
+          path: located.path,
+          preview: preview(b.content),
+          category: b.category,
+          helpfulCount: b.helpfulCount,
+          harmfulCount: b.harmfulCount,
+          wouldChange: input.hard
+            ? "Bullet would be permanently removed from playbook"
+            : "Bullet would be marked as deprecated (can be restored with cm undo)",
+          applyCommand: input.hard
+            ? `${cli} playbook remove ${id} --hard --yes`
+            : `${cli} playbook remove ${id}${reason ? ` --reason ${JSON.stringify(reason)}` : ""}`,
+        },
+      };
+    }
+    if (input.hard && !input.yes) {
+      throw new AppError("MISSING_REQUIRED", "Confirmation required for --hard deletion", {
+        hint: `${cli} playbook remove ${id} --hard --yes`,
+        details: { missing: "confirmation", bulletId: id },
+      });
+    }
+    const notFound = `Bullet ${id} not found`;
+    if (input.hard) {
+      const removedContent = await deps.store.mutatePlaybook(located.layer, (playbook) => {
+        const index = requireBulletIndex(playbook, id, notFound);
+        const [removed] = playbook.bullets.splice(index, 1);
+        return removed!.content;
+      });
+      return { id, action: "deleted", path: located.path, preview: preview(removedContent) };
+    }
+    await deps.store.mutatePlaybook(located.layer, (playbook) => {
+      const index = requireBulletIndex(playbook, id, notFound);
+      playbook.bullets[index] = deprecateBullet(playbook.bullets[index]!, reason ?? DEFAULT_REMOVE_REASON, deps.clock.now().toISOString());
+    });
+    return { id, action: "deprecated" };
+  },
+});

@@ -1,0 +1,186 @@
+import type { Config } from "./schemas/config.js";
+import type { BlockedEntry, Playbook } from "./schemas/playbook.js";
+
+/**
+ * Ports: the interfaces every adapter implements. Core is written against these only; the
+ * in-memory fakes in `@cass-memory/core/testing` implement each of them.
+ */
+
+/** The two layers of a playbook: the user's global one and a repository's `.cass/`. */
+export type Layer = "global" | "repo";
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface IdGenerator {
+  /** A new bullet id, `b-<base36 ms>-<6 base36 chars>` in the original's format. */
+  bulletId(): string;
+  /** `count` random lowercase hex characters (trauma ids, temp names). */
+  hex(count: number): string;
+}
+
+export interface Logger {
+  /** Only shown with --verbose. */
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Store
+
+export interface StoreLocations {
+  /** The global data directory (default `~/.cass-memory`). */
+  globalDir: string;
+  /** Path of the global playbook (config `playbookPath`). */
+  globalPlaybook: string;
+  /** `<git root>/.cass`, or null when the working directory is not inside a git repository. */
+  repoDir: string | null;
+  /** `<git root>/.cass/playbook.yaml`, or null outside a git repository. */
+  repoPlaybook: string | null;
+}
+
+/** Files of a layer that `init` manages, relative names as the original reports them. */
+export interface LayerStatus {
+  /** Names of the layer's files that exist (e.g. `config.json`, `playbook.yaml`). */
+  present: string[];
+  /** Names of the files a complete layer has. */
+  expected: string[];
+}
+
+export interface InitializeOptions {
+  /** Back up and rewrite files that exist; otherwise existing files are left untouched. */
+  overwrite: boolean;
+  /** Global layer: the configuration written to `config.json`. */
+  config?: Config;
+  /** Creation time recorded in the new playbook's metadata. */
+  nowIso: string;
+}
+
+export interface InitializeResult {
+  created: string[];
+  existed: string[];
+  overwritten: string[];
+  backups: Array<{ file: string; backup: string }>;
+}
+
+/** Append-only JSONL logs kept per layer (reference §4.7). */
+export type LogName = "outcomes" | "context-log" | "traumas" | "usage" | "privacy-audit";
+
+export interface LogReadResult {
+  records: unknown[];
+  /** Lines that were not valid JSON (skipped, never rewritten). */
+  malformed: number;
+}
+
+export interface Store {
+  readonly locations: StoreLocations;
+
+  /**
+   * Reads one layer's playbook, validated and with defaults filled. Returns null when the file
+   * does not exist (or, for `repo`, when there is no repository). Throws AppError
+   * `PLAYBOOK_CORRUPT` (with the path and a hint) when the file cannot be parsed or validated.
+   */
+  readPlaybook(layer: Layer): Promise<Playbook | null>;
+
+  /**
+   * Read-modify-write of one layer's playbook under a cross-process lock. `fn` receives the current
+   * playbook (a new empty one when the file does not exist) and may change it in place; when `fn`
+   * resolves, the playbook is written atomically and `fn`'s result returned. When `fn` throws,
+   * nothing is written and the error propagates. A corrupt file is never overwritten.
+   * `repo` outside a repository throws `CONFIG_INVALID`.
+   */
+  mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook) => T | Promise<T>): Promise<T>;
+
+  /** Entries of the layer's blocked log plus its legacy toxic log. Malformed lines are skipped. */
+  readBlocked(layer: Layer): Promise<BlockedEntry[]>;
+  /** Appends entries to the layer's blocked log under its lock. */
+  appendBlocked(layer: Layer, entries: BlockedEntry[]): Promise<void>;
+
+  appendLog(layer: Layer, log: LogName, records: unknown[]): Promise<void>;
+  readLog(layer: Layer, log: LogName): Promise<LogReadResult>;
+
+  layerStatus(layer: Layer): Promise<LayerStatus>;
+  /** Creates the layer's directory and files (`cm init`); see InitializeOptions. */
+  initialize(layer: Layer, options: InitializeOptions): Promise<InitializeResult>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Episodic memory (session history)
+
+export type DegradedReason = "NOT_FOUND" | "INDEX_MISSING" | "FTS_TABLE_MISSING" | "TIMEOUT" | "OTHER";
+
+export interface DegradedInfo {
+  available: false;
+  reason: DegradedReason;
+  message: string;
+  suggestedFix?: string[];
+}
+
+export interface HistoryHit {
+  source_path: string;
+  line_number: number;
+  agent: string;
+  workspace?: string;
+  title?: string;
+  snippet: string;
+  score?: number;
+  created_at?: string | number | null;
+  origin: { kind: "local" | "remote"; host?: string };
+}
+
+export interface EpisodicSearchOptions {
+  limit: number;
+  days?: number;
+  agents?: string[];
+  workspace?: string;
+  timeoutMs?: number;
+}
+
+export interface EpisodicSearchResult {
+  hits: HistoryHit[];
+  /** Present when the source could not answer; the hits are then empty or partial. */
+  degraded?: DegradedInfo;
+}
+
+export interface EpisodicHealth {
+  available: boolean;
+  name: string;
+  version?: string;
+  degraded?: DegradedInfo;
+}
+
+export interface SessionSummary {
+  path: string;
+  agent: string;
+  workspace?: string;
+  startTime?: string;
+  endTime?: string;
+  messageCount?: number;
+}
+
+export interface EpisodicSource {
+  readonly name: string;
+  health(): Promise<EpisodicHealth>;
+  search(query: string, options: EpisodicSearchOptions): Promise<EpisodicSearchResult>;
+  listSessions(options: { days?: number; workspace?: string; agents?: string[] }): Promise<SessionSummary[]>;
+  /** The session as text, or null when it cannot be read. */
+  export(sessionPath: string, format: "markdown" | "text" | "json"): Promise<string | null>;
+  expand(sessionPath: string, line: number, context: number): Promise<string | null>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Everything an operation may use.
+
+export interface OperationDeps {
+  store: Store;
+  episodic: EpisodicSource;
+  clock: Clock;
+  ids: IdGenerator;
+  logger: Logger;
+  config: Config;
+  /** The program name used in hints and commands (`cm`). */
+  cliName: string;
+}

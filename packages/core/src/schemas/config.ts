@@ -1,0 +1,146 @@
+import { z } from "zod";
+
+/**
+ * The configuration of cm with every key and default of the original (reference §3.1), in the
+ * original's key order (`cm init` writes the full default object in this order). Unknown keys are
+ * preserved so that a newer cm's settings survive a rewrite by this one.
+ */
+
+export const LLM_PROVIDERS = ["openai", "anthropic", "google", "ollama", "bedrock", "cli"] as const;
+export type LlmProvider = (typeof LLM_PROVIDERS)[number];
+
+export const DEFAULT_SESSION_EXCLUDE_PATTERNS = [
+  "prompt_suggestion",
+  "prompt-suggestion",
+  "auto_complete",
+  "auto-complete",
+  "inline_completion",
+  "inline-completion",
+  "/subagents/agent-a",
+  "/subagents/workflows/",
+] as const;
+
+export const ScoringConfigSchema = z.looseObject({
+  decayHalfLifeDays: z.number().default(90),
+  harmfulMultiplier: z.number().default(4),
+  minFeedbackForActive: z.number().default(3),
+  minHelpfulForProven: z.number().default(10),
+  maxHarmfulRatioForProven: z.number().default(0.1),
+});
+export type ScoringConfig = z.output<typeof ScoringConfigSchema>;
+
+const positiveInt = z.number().int().positive();
+
+export const ConfigSchema = z.looseObject({
+  schema_version: z.number().default(1),
+  provider: z.enum(LLM_PROVIDERS).default("anthropic"),
+  model: z.string().default("claude-sonnet-5"),
+  llm: z
+    .looseObject({
+      provider: z.string().optional(),
+      model: z.string().optional(),
+      timeoutMs: positiveInt.optional(),
+      totalTimeoutMs: positiveInt.optional(),
+    })
+    .optional(),
+  llmTimeoutMs: positiveInt.optional(),
+  llmTotalTimeoutMs: positiveInt.optional(),
+  cassPath: z.string().default("cass"),
+  remoteCass: z
+    .looseObject({
+      enabled: z.boolean().default(false),
+      hosts: z.array(z.looseObject({ host: z.string().min(1), label: z.string().optional() })).default([]),
+    })
+    .default({ enabled: false, hosts: [] }),
+  playbookPath: z.string().default("~/.cass-memory/playbook.yaml"),
+  diaryDir: z.string().default("~/.cass-memory/diary"),
+  scoring: ScoringConfigSchema.default({
+    decayHalfLifeDays: 90,
+    harmfulMultiplier: 4,
+    minFeedbackForActive: 3,
+    minHelpfulForProven: 10,
+    maxHarmfulRatioForProven: 0.1,
+  }),
+  maxReflectorIterations: z.number().default(3),
+  autoReflect: z.boolean().default(false),
+  sessionExcludePatterns: z.array(z.string()).default([...DEFAULT_SESSION_EXCLUDE_PATTERNS]),
+  sessionIncludeAll: z.boolean().default(false),
+  dedupSimilarityThreshold: z.number().default(0.85),
+  pruneHarmfulThreshold: z.number().default(3),
+  defaultDecayHalfLife: z.number().default(90),
+  maxBulletsInContext: z.number().default(50),
+  maxHistoryInContext: z.number().default(10),
+  sessionLookbackDays: z.number().default(7),
+  validationLookbackDays: z.number().default(90),
+  relatedSessionsDays: z.number().default(30),
+  minRelevanceScore: z.number().default(0.1),
+  maxRelatedSessions: z.number().default(5),
+  validationEnabled: z.boolean().default(true),
+  crossAgent: z
+    .looseObject({
+      enabled: z.boolean().default(false),
+      consentGiven: z.boolean().default(false),
+      consentDate: z.string().nullable().optional(),
+      agents: z.array(z.string()).default([]),
+      auditLog: z.boolean().default(true),
+    })
+    .default({ enabled: false, consentGiven: false, agents: [], auditLog: true }),
+  semanticSearchEnabled: z.boolean().default(false),
+  semanticWeight: z.number().min(0).max(1).default(0.6),
+  embeddingBackend: z.enum(["xenova", "ollama"]).default("xenova"),
+  embeddingModel: z.string().default("Xenova/all-MiniLM-L6-v2"),
+  verbose: z.boolean().default(false),
+  jsonOutput: z.boolean().default(false),
+  apiKey: z.string().optional(),
+  baseUrl: z.string().optional(),
+  ollamaBaseUrl: z.string().default("http://localhost:11434"),
+  disableStructuredOutputs: z.boolean().default(false),
+  sanitization: z
+    .looseObject({
+      enabled: z.boolean().default(true),
+      extraPatterns: z.array(z.string()).default([]),
+      auditLog: z.boolean().default(false),
+      auditLevel: z.enum(["off", "info", "debug"]).default("info"),
+    })
+    .default({ enabled: true, extraPatterns: [], auditLog: false, auditLevel: "info" }),
+  budget: z
+    .looseObject({
+      dailyLimit: z.number().default(1),
+      monthlyLimit: z.number().default(20),
+      warningThreshold: z.number().default(80),
+      currency: z.string().default("USD"),
+    })
+    .default({ dailyLimit: 1, monthlyLimit: 20, warningThreshold: 80, currency: "USD" }),
+  serve: z
+    .looseObject({
+      maxConcurrentCassCalls: z.number().int().positive().default(2),
+      maxQueuedCassCalls: z.number().int().min(0).default(32),
+      cassQueueTimeoutMs: z.number().int().min(0).default(20000),
+    })
+    .default({ maxConcurrentCassCalls: 2, maxQueuedCassCalls: 32, cassQueueTimeoutMs: 20000 }),
+  cliCommand: z.string().min(1).max(256).optional(),
+});
+
+export type Config = z.output<typeof ConfigSchema>;
+export type ConfigInput = z.input<typeof ConfigSchema>;
+
+/** The full default configuration, as `cm init` writes it. */
+export function defaultConfig(): Config {
+  return ConfigSchema.parse({});
+}
+
+/** Keys a repository's `.cass/config.*` may not set (reference §3.4). */
+export const REPO_FORBIDDEN_CONFIG_KEYS: readonly string[] = [
+  "cassPath",
+  "playbookPath",
+  "diaryDir",
+  "crossAgent",
+  "remoteCass",
+  "apiKey",
+  "baseUrl",
+  "ollamaBaseUrl",
+  "cliCommand",
+  "budget",
+  "sanitization",
+  "serve",
+];

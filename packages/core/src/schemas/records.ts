@@ -1,0 +1,162 @@
+import { z } from "zod";
+import { toIsoString } from "./tolerant.js";
+
+/** Records other than the playbook (reference §4.4–4.9, §7). Unknown fields are preserved. */
+
+const timestamp = z.preprocess(toIsoString, z.string().min(1));
+
+export const DiaryEntrySchema = z.looseObject({
+  id: z.string().min(1),
+  sessionPath: z.string(),
+  timestamp,
+  agent: z.string().default("unknown"),
+  workspace: z.string().optional(),
+  duration: z.number().nullable().optional(),
+  status: z.enum(["success", "failure", "mixed"]).default("mixed"),
+  accomplishments: z.array(z.string()).default([]),
+  decisions: z.array(z.string()).default([]),
+  challenges: z.array(z.string()).default([]),
+  preferences: z.array(z.string()).default([]),
+  keyLearnings: z.array(z.string()).default([]),
+  relatedSessions: z
+    .array(
+      z.looseObject({
+        sessionPath: z.string(),
+        agent: z.string(),
+        relevanceScore: z.number(),
+        snippet: z.string(),
+      }),
+    )
+    .default([]),
+  tags: z.array(z.string()).default([]),
+  searchAnchors: z.array(z.string()).default([]),
+});
+export type DiaryEntry = z.output<typeof DiaryEntrySchema>;
+
+const scopeEnum = z.enum(["global", "workspace", "language", "framework", "task"]);
+const kindEnum = z.enum(["project_convention", "stack_pattern", "workflow_rule", "anti_pattern"]);
+
+/** A proposed change to the playbook (reflector output, curator input). */
+export const DeltaSchema = z.discriminatedUnion("type", [
+  z.looseObject({
+    type: z.literal("add"),
+    bullet: z.looseObject({
+      content: z.string().min(1),
+      category: z.string().min(1),
+      id: z.string().optional(),
+      scope: scopeEnum.optional(),
+      workspace: z.string().optional(),
+      kind: kindEnum.optional(),
+      type: z.enum(["rule", "anti-pattern"]).optional(),
+      isNegative: z.boolean().optional(),
+      searchPointer: z.string().optional(),
+      tags: z.array(z.string()).optional(),
+    }),
+    reason: z.string().default(""),
+    sourceSession: z.string().default(""),
+  }),
+  z.looseObject({
+    type: z.literal("helpful"),
+    bulletId: z.string().min(1),
+    sourceSession: z.string().optional(),
+    context: z.string().optional(),
+  }),
+  z.looseObject({
+    type: z.literal("harmful"),
+    bulletId: z.string().min(1),
+    sourceSession: z.string().optional(),
+    reason: z.string().optional(),
+    context: z.string().optional(),
+  }),
+  z.looseObject({
+    type: z.literal("replace"),
+    bulletId: z.string().min(1),
+    newContent: z.string().min(1),
+    reason: z.string().optional(),
+  }),
+  z.looseObject({
+    type: z.literal("deprecate"),
+    bulletId: z.string().min(1),
+    reason: z.string().default(""),
+    replacedBy: z.string().optional(),
+  }),
+  z.looseObject({
+    type: z.literal("merge"),
+    bulletIds: z.array(z.string().min(1)),
+    mergedContent: z.string().min(1),
+    reason: z.string().optional(),
+  }),
+]);
+export type Delta = z.output<typeof DeltaSchema>;
+
+export const OUTCOME_STATUSES = ["success", "failure", "mixed", "partial"] as const;
+export const OutcomeRecordSchema = z.looseObject({
+  sessionId: z.string(),
+  outcome: z.enum(OUTCOME_STATUSES),
+  rulesUsed: z.array(z.string()).default([]),
+  notes: z.string().optional(),
+  durationSec: z.number().optional(),
+  task: z.string().optional(),
+  errorCount: z.number().optional(),
+  hadRetries: z.boolean().optional(),
+  sentiment: z.enum(["positive", "negative", "neutral"]).optional(),
+  autoGraded: z.boolean().optional(),
+  recordedAt: timestamp,
+  path: z.string().optional(),
+});
+export type OutcomeRecord = z.output<typeof OutcomeRecordSchema>;
+
+export const TraumaEntrySchema = z.looseObject({
+  id: z.string().min(1),
+  severity: z.enum(["CRITICAL", "FATAL"]),
+  pattern: z.string().min(1),
+  scope: z.enum(["global", "project"]),
+  projectPath: z.string().optional(),
+  status: z.enum(["active", "healed"]),
+  trigger_event: z.looseObject({
+    session_path: z.string(),
+    timestamp,
+    human_message: z.string().optional(),
+  }),
+  created_at: timestamp,
+});
+export type TraumaEntry = z.output<typeof TraumaEntrySchema>;
+
+export const ProcessedSessionSchema = z.looseObject({
+  sessionPath: z.string(),
+  processedAt: timestamp,
+  diaryId: z.string().optional(),
+  deltasGenerated: z.number().default(0),
+});
+export type ProcessedSession = z.output<typeof ProcessedSessionSchema>;
+
+export const ContextLogEntrySchema = z.looseObject({
+  task: z.string(),
+  ruleIds: z.array(z.string()).default([]),
+  antiPatternIds: z.array(z.string()).default([]),
+  workspace: z.string().optional(),
+  session: z.string().optional(),
+  timestamp,
+  source: z.string().default("context"),
+});
+export type ContextLogEntry = z.output<typeof ContextLogEntrySchema>;
+
+export const OnboardingStateSchema = z.looseObject({
+  version: z.literal(1),
+  startedAt: timestamp,
+  lastUpdatedAt: timestamp,
+  processedSessions: z
+    .array(
+      z.looseObject({
+        path: z.string(),
+        processedAt: timestamp,
+        rulesExtracted: z.number().int().min(0),
+        skipped: z.boolean().optional(),
+      }),
+    )
+    .default([]),
+  stats: z
+    .looseObject({ totalSessionsProcessed: z.number().default(0), totalRulesExtracted: z.number().default(0) })
+    .default({ totalSessionsProcessed: 0, totalRulesExtracted: 0 }),
+});
+export type OnboardingState = z.output<typeof OnboardingStateSchema>;
