@@ -1,0 +1,573 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAppError } from "@cass-memory/core";
+import type { BlockedEntry, Layer, LogName, Playbook, Store } from "@cass-memory/core";
+import { AWKWARD_STRINGS, NOW_ISO, UNKNOWN_BULLET_FIELDS, makeBullet } from "./awkward-values.js";
+
+export interface StoreContractContext {
+  /** A fresh, empty temp directory for the global layer (it may not exist yet inside: `<tmp>/home/.cass-memory`). */
+  globalDir: string;
+  /** `<tmp>/repo/.cass` (not created), or null for a store "outside a git repository". */
+  repoDir: string | null;
+}
+
+export type MaybePromise<T> = T | Promise<T>;
+
+export interface StoreContractOptions<S extends Store> {
+  /**
+   * Damages the layer's playbook storage so that it cannot be decoded (e.g. invalid YAML). Without
+   * this hook the corrupt-storage tests are skipped.
+   */
+  corrupt?: (ctx: StoreContractContext, layer: Layer, store: S) => MaybePromise<void>;
+  /** The raw stored bytes of the layer's playbook (anything deep-comparable), to prove they were left alone. */
+  snapshot?: (ctx: StoreContractContext, layer: Layer, store: S) => MaybePromise<unknown>;
+  /**
+   * Appends `text` verbatim (no newline added) to the layer's log or blocked log, to simulate a
+   * damaged or torn line. Without this hook the malformed-line tests are skipped.
+   */
+  appendRaw?: (ctx: StoreContractContext, layer: Layer, log: LogName | "blocked", text: string, store: S) => MaybePromise<void>;
+  /**
+   * Runs `processes` OS processes at once on the context's directories; process `p` (0-based) calls
+   * `mutatePlaybook("global", …)` `perProcess` times, each call adding one bullet whose id is
+   * `concurrentBulletId(p, i)` (any valid bullet). Without this hook the multi-process test is skipped.
+   */
+  concurrentProcesses?: (ctx: StoreContractContext, plan: { processes: number; perProcess: number }) => Promise<void>;
+  /** Plan of the multi-process test (default 4 processes × 10 mutations). */
+  concurrentPlan?: { processes: number; perProcess: number };
+  /** Per-test timeout for the slow tests (default 60 000 ms). */
+  slowTimeoutMs?: number;
+}
+
+export function concurrentBulletId(processIndex: number, iteration: number): string {
+  return `proc-${processIndex}-${iteration}`;
+}
+
+async function expectAppError(promise: Promise<unknown>, code: string): Promise<unknown> {
+  let caught: unknown;
+  try {
+    await promise;
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught, `expected AppError ${code}`).toBeDefined();
+  expect(isAppError(caught)).toBe(true);
+  expect((caught as { code: string }).code).toBe(code);
+  return caught;
+}
+
+function ids(playbook: Playbook | null): string[] {
+  return (playbook?.bullets ?? []).map((b) => b.id);
+}
+
+const LOG_NAMES: readonly LogName[] = ["outcomes", "context-log", "traumas", "usage", "privacy-audit"];
+
+/**
+ * Registers the store contract (vitest `describe`/`it`) for one Store implementation. `makeStore`
+ * is called with fresh temp directories per test, and again with the same directories when a test
+ * needs a second instance ("another process") on the same data.
+ */
+export function runStoreContract<S extends Store>(
+  name: string,
+  makeStore: (ctx: StoreContractContext) => MaybePromise<S>,
+  options: StoreContractOptions<S> = {},
+): void {
+  const slow = options.slowTimeoutMs ?? 60_000;
+
+  describe(`Store contract: ${name}`, () => {
+    let root = "";
+    let ctx: StoreContractContext;
+    let outside: StoreContractContext;
+
+    beforeEach(async () => {
+      root = await mkdtemp(join(tmpdir(), "cm-store-contract-"));
+      ctx = { globalDir: join(root, "home", ".cass-memory"), repoDir: join(root, "repo", ".cass") };
+      outside = { globalDir: ctx.globalDir, repoDir: null };
+    });
+    afterEach(async () => {
+      await rm(root, { recursive: true, force: true });
+    });
+
+    describe("playbook CRUD", () => {
+      it("reads null before anything was written", async () => {
+        const store = await makeStore(ctx);
+        expect(await store.readPlaybook("global")).toBeNull();
+        expect(await store.readPlaybook("repo")).toBeNull();
+      });
+
+      it("reports its locations", async () => {
+        const store = await makeStore(ctx);
+        expect(store.locations.globalDir).toBe(ctx.globalDir);
+        expect(store.locations.repoDir).toBe(ctx.repoDir);
+        expect(typeof store.locations.globalPlaybook).toBe("string");
+        expect(typeof store.locations.repoPlaybook).toBe("string");
+      });
+
+      it("mutates an absent playbook starting from an empty one, and returns fn's result", async () => {
+        const store = await makeStore(ctx);
+        const seen = await store.mutatePlaybook("global", (pb) => {
+          const before = { name: pb.name, schema: pb.schema_version, bullets: pb.bullets.length, patterns: pb.deprecatedPatterns.length };
+          pb.bullets.push(makeBullet("b-one"));
+          return before;
+        });
+        expect(seen).toEqual({ name: "playbook", schema: 2, bullets: 0, patterns: 0 });
+        const read = await store.readPlaybook("global");
+        expect(ids(read)).toEqual(["b-one"]);
+        expect(read?.bullets[0]).toEqual(makeBullet("b-one"));
+        expect(typeof read?.metadata.createdAt).toBe("string");
+      });
+
+      it("updates and deletes bullets, keeping order", async () => {
+        const store = await makeStore(ctx);
+        await store.mutatePlaybook("global", (pb) => {
+          pb.bullets.push(makeBullet("b-1"), makeBullet("b-2"), makeBullet("b-3"));
+        });
+        await store.mutatePlaybook("global", (pb) => {
+          const b2 = pb.bullets.find((b) => b.id === "b-2");
+          if (!b2) throw new Error("b-2 missing");
+          b2.content = "changed";
+          b2.helpfulCount = 3;
+          b2.feedbackEvents.push({ type: "helpful", timestamp: NOW_ISO, sessionPath: "/s.jsonl" });
+          pb.bullets = pb.bullets.filter((b) => b.id !== "b-1");
+        });
+        const read = await store.readPlaybook("global");
+        expect(ids(read)).toEqual(["b-2", "b-3"]);
+        expect(read?.bullets[0]?.content).toBe("changed");
+        expect(read?.bullets[0]?.helpfulCount).toBe(3);
+        expect(read?.bullets[0]?.feedbackEvents).toEqual([{ type: "helpful", timestamp: NOW_ISO, sessionPath: "/s.jsonl" }]);
+      });
+
+      it("fills schema defaults for bullets given with only the required fields", async () => {
+        const store = await makeStore(ctx);
+        await store.mutatePlaybook("global", (pb) => {
+          pb.bullets.push({ id: "b-min", category: "c", content: "x", createdAt: NOW_ISO, updatedAt: NOW_ISO } as Playbook["bullets"][number]);
+        });
+        const bullet = (await store.readPlaybook("global"))?.bullets[0];
+        expect(bullet).toMatchObject({ id: "b-min", scope: "global", kind: "stack_pattern", state: "draft", maturity: "candidate", helpfulCount: 0, tags: [] });
+      });
+
+      it("writes nothing when fn throws, and propagates the error", async () => {
+        const store = await makeStore(ctx);
+        await expect(
+          store.mutatePlaybook("global", (pb) => {
+            pb.bullets.push(makeBullet("b-never"));
+            throw new Error("boom");
+          }),
+        ).rejects.toThrow("boom");
+        expect(await store.readPlaybook("global")).toBeNull();
+        await store.mutatePlaybook("global", (pb) => void pb.bullets.push(makeBullet("b-kept")));
+        await expect(
+          store.mutatePlaybook("global", async (pb) => {
+            pb.bullets = [];
+            await Promise.resolve();
+            throw new Error("async boom");
+          }),
+        ).rejects.toThrow("async boom");
+        expect(ids(await store.readPlaybook("global"))).toEqual(["b-kept"]);
+      });
+
+      it("refuses to write a playbook that fails validation, leaving the stored one unchanged", async () => {
+        const store = await makeStore(ctx);
+        await store.mutatePlaybook("global", (pb) => void pb.bullets.push(makeBullet("b-ok")));
+        await expectAppError(
+          store.mutatePlaybook("global", (pb) => {
+            pb.bullets.push({ id: "", content: 5 } as unknown as Playbook["bullets"][number]);
+          }),
+          "VALIDATION_FAILED",
+        );
+        expect(ids(await store.readPlaybook("global"))).toEqual(["b-ok"]);
+      });
+
+      it("does not let callers alias stored state", async () => {
+        const store = await makeStore(ctx);
+        let captured: Playbook | undefined;
+        await store.mutatePlaybook("global", (pb) => {
+          pb.bullets.push(makeBullet("b-alias"));
+          captured = pb;
+        });
+        if (captured?.bullets[0]) captured.bullets[0].content = "mutated after the fact";
+        const first = await store.readPlaybook("global");
+        if (first?.bullets[0]) first.bullets[0].content = "mutated copy";
+        first?.bullets.push(makeBullet("b-ghost"));
+        const second = await store.readPlaybook("global");
+        expect(ids(second)).toEqual(["b-alias"]);
+        expect(second?.bullets[0]?.content).toBe("Rule b-alias");
+      });
+
+      it("keeps top-level fields: name, description, metadata, deprecatedPatterns", async () => {
+        const store = await makeStore(ctx);
+        await store.mutatePlaybook("global", (pb) => {
+          pb.description = "my: description # not a comment";
+          pb.metadata.lastReflection = NOW_ISO;
+          pb.metadata.totalReflections = 7;
+          pb.deprecatedPatterns.push({ pattern: "var ", deprecatedAt: NOW_ISO, reason: "use let", replacement: "let " });
+        });
+        const read = await store.readPlaybook("global");
+        expect(read?.description).toBe("my: description # not a comment");
+        expect(read?.metadata).toMatchObject({ lastReflection: NOW_ISO, totalReflections: 7 });
+        expect(read?.deprecatedPatterns).toEqual([{ pattern: "var ", deprecatedAt: NOW_ISO, reason: "use let", replacement: "let " }]);
+      });
+    });
+
+    describe("layers", () => {
+      it("keeps the global and repo layers apart, even for the same id", async () => {
+        const store = await makeStore(ctx);
+        await store.mutatePlaybook("global", (pb) => void pb.bullets.push(makeBullet("b-same", { content: "global version" }), makeBullet("b-g")));
+        expect(await store.readPlaybook("repo")).toBeNull();
+        const repoStart = await store.mutatePlaybook("repo", (pb) => {
+          const start = { name: pb.name, description: pb.description, count: pb.bullets.length };
+          pb.bullets.push(makeBullet("b-same", { content: "repo version" }), makeBullet("b-r"));
+          return start;
+        });
+        expect(repoStart).toEqual({ name: "repo-playbook", description: "Project-specific rules for this repository", count: 0 });
+        const global = await store.readPlaybook("global");
+        const repo = await store.readPlaybook("repo");
+        expect(ids(global)).toEqual(["b-same", "b-g"]);
+        expect(ids(repo)).toEqual(["b-same", "b-r"]);
+        expect(global?.bullets[0]?.content).toBe("global version");
+        expect(repo?.bullets[0]?.content).toBe("repo version");
+        expect(repo?.name).toBe("repo-playbook");
+      });
+
+      it("outside a repository: repo reads are empty and repo writes fail with CONFIG_INVALID", async () => {
+        const store = await makeStore(outside);
+        expect(store.locations.repoDir).toBeNull();
+        expect(store.locations.repoPlaybook).toBeNull();
+        expect(await store.readPlaybook("repo")).toBeNull();
+        expect(await store.readBlocked("repo")).toEqual([]);
+        expect(await store.readLog("repo", "outcomes")).toEqual({ records: [], malformed: 0 });
+        let called = false;
+        const error = await expectAppError(
+          store.mutatePlaybook("repo", () => {
+            called = true;
+          }),
+          "CONFIG_INVALID",
+        );
+        expect(called).toBe(false);
+        expect((error as Error).message).toBe("Not in a git repository. Run from within a git repo.");
+        expect((error as { hint?: string }).hint).toBe("cd into a git repository first");
+        await expectAppError(store.appendBlocked("repo", [{ id: "b-x", content: "x" }]), "CONFIG_INVALID");
+        await expectAppError(store.appendLog("repo", "outcomes", [{ a: 1 }]), "CONFIG_INVALID");
+        await expectAppError(store.initialize("repo", { overwrite: false, nowIso: NOW_ISO }), "CONFIG_INVALID");
+        // the global layer still works
+        await store.mutatePlaybook("global", (pb) => void pb.bullets.push(makeBullet("b-global")));
+        expect(ids(await store.readPlaybook("global"))).toEqual(["b-global"]);
+      });
+    });
+
+    describe("fidelity", () => {
+      it("gives back awkward strings exactly in content, category, tags and other string fields", async () => {
+        const store = await makeStore(ctx);
+        const bullets = AWKWARD_STRINGS.map((value, i) =>
+          makeBullet(`b-awk-${i}`, {
+            content: value,
+            category: value,
+            tags: [value, `${value}-tag`],
+            reasoning: value,
+            sourceSessions: [value],
+            searchPointer: value,
+          }),
+        );
+        await store.mutatePlaybook("global", (pb) => {
+          pb.bullets.push(...bullets);
+          pb.description = AWKWARD_STRINGS.join(" | ");
+        });
+        const reopened = await makeStore(ctx);
+        const read = await reopened.readPlaybook("global");
+        expect(read?.bullets).toHaveLength(bullets.length);
+        for (const [i, expected] of bullets.entries()) {
+          expect(read?.bullets[i], `awkward value #${i}: ${JSON.stringify(AWKWARD_STRINGS[i])}`).toEqual(expected);
+        }
+        expect(read?.description).toBe(AWKWARD_STRINGS.join(" | "));
+      });
+
+      it("keeps awkward ids and numbers exactly", async () => {
+        const store = await makeStore(ctx);
+        const bullets = [
+          makeBullet("0x1F"),
+          makeBullet("1e3", { helpfulCount: 1e21, harmfulCount: 0.1 + 0.2, confidenceDecayHalfLifeDays: 1.5 }),
+          makeBullet("no", { feedbackEvents: [{ type: "helpful", timestamp: NOW_ISO, decayedValue: 1.3, context: "yes" }] }),
+          makeBullet("2026-01-01", { createdAt: "2026-01-01", updatedAt: "2026-01-01T00:00:00Z" }),
+        ];
+        await store.mutatePlaybook("global", (pb) => void pb.bullets.push(...bullets));
+        const read = await (await makeStore(ctx)).readPlaybook("global");
+        expect(read?.bullets).toEqual(bullets);
+      });
+
+      it("preserves unknown fields at every level", async () => {
+        const store = await makeStore(ctx);
+        await store.mutatePlaybook("global", (pb) => {
+          Object.assign(pb as Record<string, unknown>, { futureTopLevel: { a: [1, 2] } });
+          Object.assign(pb.metadata as Record<string, unknown>, { futureMeta: "m" });
+          pb.bullets.push(makeBullet("b-unknown", { ...UNKNOWN_BULLET_FIELDS }));
+          pb.bullets.push(
+            makeBullet("b-fb", { feedbackEvents: [{ type: "harmful", timestamp: NOW_ISO, reason: "future_reason", futureEventField: 1 } as never] }),
+          );
+        });
+        // A mutation that changes nothing else must keep them too.
+        await (await makeStore(ctx)).mutatePlaybook("global", (pb) => {
+          pb.metadata.totalSessionsProcessed = 1;
+        });
+        const read = (await (await makeStore(ctx)).readPlaybook("global")) as Record<string, unknown> & Playbook;
+        expect(read.futureTopLevel).toEqual({ a: [1, 2] });
+        expect((read.metadata as Record<string, unknown>).futureMeta).toBe("m");
+        expect(read.bullets[0]).toEqual(makeBullet("b-unknown", { ...UNKNOWN_BULLET_FIELDS }));
+        expect(read.bullets[1]?.feedbackEvents[0]).toEqual({ type: "harmful", timestamp: NOW_ISO, reason: "future_reason", futureEventField: 1 });
+      });
+    });
+
+    describe("persistence and concurrency", () => {
+      it("a second store on the same directories sees the data", async () => {
+        const first = await makeStore(ctx);
+        await first.mutatePlaybook("global", (pb) => void pb.bullets.push(makeBullet("b-persist")));
+        await first.mutatePlaybook("repo", (pb) => void pb.bullets.push(makeBullet("b-repo-persist")));
+        await first.appendBlocked("global", [{ id: "b-blocked", content: "blocked rule" }]);
+        await first.appendLog("global", "outcomes", [{ sessionId: "s1" }]);
+        const second = await makeStore(ctx);
+        expect(ids(await second.readPlaybook("global"))).toEqual(["b-persist"]);
+        expect(ids(await second.readPlaybook("repo"))).toEqual(["b-repo-persist"]);
+        expect((await second.readBlocked("global")).map((e) => e.id)).toEqual(["b-blocked"]);
+        expect((await second.readLog("global", "outcomes")).records).toEqual([{ sessionId: "s1" }]);
+        // and writes of the second are seen by the first
+        await second.mutatePlaybook("global", (pb) => void pb.bullets.push(makeBullet("b-second")));
+        expect(ids(await first.readPlaybook("global"))).toEqual(["b-persist", "b-second"]);
+      });
+
+      it(
+        "never loses a write when two store instances mutate concurrently (2 × 50)",
+        async () => {
+          const a = await makeStore(ctx);
+          const b = await makeStore(ctx);
+          const tasks: Promise<void>[] = [];
+          for (let i = 0; i < 50; i += 1) {
+            for (const [label, store] of [["a", a], ["b", b]] as const) {
+              tasks.push(
+                store.mutatePlaybook("global", async (pb) => {
+                  await new Promise((resolve) => setTimeout(resolve, 0));
+                  pb.bullets.push(makeBullet(`b-${label}-${i}`));
+                  pb.metadata.totalReflections += 1;
+                }),
+              );
+            }
+          }
+          await Promise.all(tasks);
+          const read = await (await makeStore(ctx)).readPlaybook("global");
+          const got = new Set(ids(read));
+          expect(got.size).toBe(100);
+          for (let i = 0; i < 50; i += 1) {
+            expect(got.has(`b-a-${i}`)).toBe(true);
+            expect(got.has(`b-b-${i}`)).toBe(true);
+          }
+          expect(read?.metadata.totalReflections).toBe(100);
+        },
+        slow,
+      );
+
+      it(
+        "concurrent appends to a log from two instances keep every record",
+        async () => {
+          const a = await makeStore(ctx);
+          const b = await makeStore(ctx);
+          await Promise.all(
+            Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).appendLog("global", "context-log", [{ i }, { i, second: true }])),
+          );
+          const { records, malformed } = await a.readLog("global", "context-log");
+          expect(malformed).toBe(0);
+          expect(records).toHaveLength(80);
+          expect(new Set(records.map((r) => (r as { i: number }).i)).size).toBe(40);
+        },
+        slow,
+      );
+
+      it.skipIf(!options.concurrentProcesses)(
+        "never loses a write across OS processes",
+        async () => {
+          const plan = options.concurrentPlan ?? { processes: 4, perProcess: 10 };
+          await options.concurrentProcesses?.(ctx, plan);
+          const read = await (await makeStore(ctx)).readPlaybook("global");
+          const got = new Set(ids(read));
+          for (let p = 0; p < plan.processes; p += 1) {
+            for (let i = 0; i < plan.perProcess; i += 1) expect(got.has(concurrentBulletId(p, i)), concurrentBulletId(p, i)).toBe(true);
+          }
+          expect(got.size).toBe(plan.processes * plan.perProcess);
+        },
+        slow,
+      );
+    });
+
+    describe("blocked log", () => {
+      const entries: BlockedEntry[] = [
+        { id: "b-1", content: "Cache auth tokens", reason: "caused_bug", forgottenAt: NOW_ISO },
+        { id: "b-2", content: "no", reason: "yes: really # not a comment" },
+        { id: "b-3", content: "multi\nline 🚀", forgottenAt: NOW_ISO, futureField: [1] } as BlockedEntry,
+      ];
+
+      it("appends and reads entries in order, per layer", async () => {
+        const store = await makeStore(ctx);
+        expect(await store.readBlocked("global")).toEqual([]);
+        await store.appendBlocked("global", entries.slice(0, 2));
+        await store.appendBlocked("global", entries.slice(2));
+        await store.appendBlocked("repo", [{ id: "b-r", content: "repo only" }]);
+        expect(await store.readBlocked("global")).toEqual(entries);
+        expect(await store.readBlocked("repo")).toEqual([{ id: "b-r", content: "repo only" }]);
+      });
+
+      it("rejects an invalid entry without writing anything", async () => {
+        const store = await makeStore(ctx);
+        await expectAppError(store.appendBlocked("global", [entries[0] as BlockedEntry, { id: "", content: "x" }]), "VALIDATION_FAILED");
+        expect(await store.readBlocked("global")).toEqual([]);
+      });
+
+      it.skipIf(!options.appendRaw)("skips malformed lines and entries without id/content", async () => {
+        const store = await makeStore(ctx);
+        await store.appendBlocked("global", [entries[0] as BlockedEntry]);
+        await options.appendRaw?.(ctx, "global", "blocked", '{"id": "no-content"}\nnot json at all\n', store);
+        await store.appendBlocked("global", [entries[1] as BlockedEntry]);
+        await options.appendRaw?.(ctx, "global", "blocked", '{"torn": "line without newline', store);
+        await store.appendBlocked("global", [entries[2] as BlockedEntry]);
+        expect(await store.readBlocked("global")).toEqual(entries);
+      });
+    });
+
+    describe("logs", () => {
+      it("appends and reads records of every log, per layer", async () => {
+        const store = await makeStore(ctx);
+        for (const log of LOG_NAMES) {
+          expect(await store.readLog("global", log)).toEqual({ records: [], malformed: 0 });
+          await store.appendLog("global", log, [{ log, n: 1, text: "no\n# not a comment 🚀" }]);
+          await store.appendLog("global", log, [{ log, n: 2 }, { log, n: 3, nested: { a: [null, true] } }]);
+          await store.appendLog("repo", log, [{ log, repo: true }]);
+        }
+        for (const log of LOG_NAMES) {
+          expect(await store.readLog("global", log)).toEqual({
+            records: [{ log, n: 1, text: "no\n# not a comment 🚀" }, { log, n: 2 }, { log, n: 3, nested: { a: [null, true] } }],
+            malformed: 0,
+          });
+          expect(await store.readLog("repo", log)).toEqual({ records: [{ log, repo: true }], malformed: 0 });
+        }
+      });
+
+      it("appending nothing changes nothing", async () => {
+        const store = await makeStore(ctx);
+        await store.appendLog("global", "traumas", []);
+        expect(await store.readLog("global", "traumas")).toEqual({ records: [], malformed: 0 });
+      });
+
+      it.skipIf(!options.appendRaw)("counts malformed lines, skips them, and keeps appending after a torn line", async () => {
+        const store = await makeStore(ctx);
+        await store.appendLog("global", "outcomes", [{ n: 1 }]);
+        await options.appendRaw?.(ctx, "global", "outcomes", "this is not json\n", store);
+        await store.appendLog("global", "outcomes", [{ n: 2 }]);
+        await options.appendRaw?.(ctx, "global", "outcomes", '{"n": 3, "torn', store);
+        await store.appendLog("global", "outcomes", [{ n: 4 }]);
+        expect(await store.readLog("global", "outcomes")).toEqual({ records: [{ n: 1 }, { n: 2 }, { n: 4 }], malformed: 2 });
+      });
+    });
+
+    describe("initialize and layerStatus", () => {
+      it("global: creates every expected file, then reports them as existing", async () => {
+        const store = await makeStore(ctx);
+        const before = await store.layerStatus("global");
+        expect(before.expected.length).toBeGreaterThan(0);
+        expect(before.present).toEqual([]);
+        const first = await store.initialize("global", { overwrite: false, nowIso: NOW_ISO });
+        expect([...first.created].sort()).toEqual([...before.expected].sort());
+        expect(first.existed).toEqual([]);
+        expect(first.overwritten).toEqual([]);
+        expect(first.backups).toEqual([]);
+        const after = await store.layerStatus("global");
+        expect([...after.present].sort()).toEqual([...after.expected].sort());
+        const playbook = await store.readPlaybook("global");
+        expect(playbook).toMatchObject({ schema_version: 2, name: "playbook", bullets: [], deprecatedPatterns: [] });
+        expect(playbook?.metadata.createdAt).toBe(NOW_ISO);
+        const second = await store.initialize("global", { overwrite: false, nowIso: NOW_ISO });
+        expect(second.created).toEqual([]);
+        expect([...second.existed].sort()).toEqual([...before.expected].sort());
+      });
+
+      it("without overwrite only missing files are created and data is kept", async () => {
+        const store = await makeStore(ctx);
+        await store.mutatePlaybook("global", (pb) => void pb.bullets.push(makeBullet("b-keep")));
+        await store.appendBlocked("global", [{ id: "b-gone", content: "blocked" }]);
+        const result = await store.initialize("global", { overwrite: false, nowIso: NOW_ISO });
+        expect(result.existed).toContain("blocked.log");
+        expect(result.created).not.toContain("blocked.log");
+        expect(result.overwritten).toEqual([]);
+        expect(ids(await store.readPlaybook("global"))).toEqual(["b-keep"]);
+        expect((await store.readBlocked("global")).map((e) => e.id)).toEqual(["b-gone"]);
+      });
+
+      it("global overwrite backs up and resets the playbook", async () => {
+        const store = await makeStore(ctx);
+        await store.initialize("global", { overwrite: false, nowIso: NOW_ISO });
+        await store.mutatePlaybook("global", (pb) => void pb.bullets.push(makeBullet("b-old")));
+        const result = await store.initialize("global", { overwrite: true, nowIso: "2026-02-02T00:00:00.000Z" });
+        expect(result.overwritten.length).toBeGreaterThan(0);
+        expect(result.backups.length).toBe(result.overwritten.length);
+        for (const backup of result.backups) expect(backup.backup).toMatch(/\.backup\.\d+$/);
+        expect(result.backups.map((b) => b.backup.replace(/\.backup\.\d+$/, ""))).toEqual(result.backups.map((b) => b.file));
+        expect(result.created).toEqual([]);
+        const playbook = await store.readPlaybook("global");
+        expect(playbook?.bullets).toEqual([]);
+        expect(playbook?.metadata.createdAt).toBe("2026-02-02T00:00:00.000Z");
+      });
+
+      it("repo: creates its files, and overwrite resets playbook and blocked log with backups", async () => {
+        const store = await makeStore(ctx);
+        const status = await store.layerStatus("repo");
+        expect(status.present).toEqual([]);
+        const first = await store.initialize("repo", { overwrite: false, nowIso: NOW_ISO });
+        expect([...first.created].sort()).toEqual([...status.expected].sort());
+        const playbook = await store.readPlaybook("repo");
+        expect(playbook).toMatchObject({ name: "repo-playbook", description: "Project-specific rules for this repository", bullets: [] });
+        await store.mutatePlaybook("repo", (pb) => void pb.bullets.push(makeBullet("b-repo")));
+        await store.appendBlocked("repo", [{ id: "b-x", content: "x" }]);
+        const again = await store.initialize("repo", { overwrite: true, nowIso: NOW_ISO });
+        expect([...again.overwritten].sort()).toEqual([...status.expected].sort());
+        expect(again.backups).toHaveLength(status.expected.length);
+        expect(await store.readBlocked("repo")).toEqual([]);
+        expect((await store.readPlaybook("repo"))?.bullets).toEqual([]);
+        // the global layer is not touched by a repo init
+        expect((await store.layerStatus("global")).present).toEqual([]);
+      });
+
+      it("outside a repository the repo layer reports nothing present", async () => {
+        const store = await makeStore(outside);
+        const status = await store.layerStatus("repo");
+        expect(status.present).toEqual([]);
+        expect(status.expected.length).toBeGreaterThan(0);
+      });
+    });
+
+    describe.skipIf(!options.corrupt)("corrupt storage", () => {
+      for (const layer of ["global", "repo"] as const) {
+        it(`${layer}: reads and mutations fail with PLAYBOOK_CORRUPT and leave the damaged data as it was`, async () => {
+          const store = await makeStore(ctx);
+          await store.mutatePlaybook(layer, (pb) => void pb.bullets.push(makeBullet("b-before")));
+          await options.corrupt?.(ctx, layer, store);
+          const before = await options.snapshot?.(ctx, layer, store);
+          const error = await expectAppError(store.readPlaybook(layer), "PLAYBOOK_CORRUPT");
+          expect((error as Error).message).toMatch(/^Playbook at .+ is invalid: /);
+          expect((error as { hint?: string }).hint ?? "").not.toBe("");
+          let called = false;
+          await expectAppError(
+            store.mutatePlaybook(layer, (pb) => {
+              called = true;
+              pb.bullets = [];
+            }),
+            "PLAYBOOK_CORRUPT",
+          );
+          expect(called).toBe(false);
+          await expectAppError((await makeStore(ctx)).mutatePlaybook(layer, () => undefined), "PLAYBOOK_CORRUPT");
+          await store.initialize(layer, { overwrite: false, nowIso: NOW_ISO });
+          if (options.snapshot) expect(await options.snapshot(ctx, layer, store)).toEqual(before);
+          // the other layer is unaffected
+          const other: Layer = layer === "global" ? "repo" : "global";
+          await store.mutatePlaybook(other, (pb) => void pb.bullets.push(makeBullet("b-other")));
+          expect(ids(await store.readPlaybook(other))).toContain("b-other");
+        });
+      }
+    });
+  });
+}

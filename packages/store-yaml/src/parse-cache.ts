@@ -1,0 +1,116 @@
+import { createHash } from "node:crypto";
+import { readFile, readdir, unlink } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { Logger, Playbook } from "@cass-memory/core";
+import { atomicWriteFile } from "./atomic-write.js";
+
+/**
+ * Parse cache for large playbooks. Parsing 8 MB of YAML takes seconds with the `yaml` package; the
+ * validated playbook is therefore kept as JSON under `<globalDir>/.cache/`, in a file named after
+ * the playbook's path, the cache format and the SHA-256 of the playbook file's exact bytes. A hit
+ * needs no YAML parse and no zod (the data was validated before it was cached); any change to the
+ * file changes the hash and misses. At most one cache file is kept per playbook path.
+ */
+
+/** Bump when the cached shape or the validation that produced it changes. */
+export const PARSE_CACHE_FORMAT = 1;
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+interface CacheRecord {
+  format: number;
+  path: string;
+  hash: string;
+  playbook: Playbook;
+}
+
+/** True when JSON.stringify/parse gives back exactly the same data (finite numbers, plain objects). */
+function isJsonFaithful(value: unknown): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case "object": {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (const item of value) if (item === undefined || !isJsonFaithful(item)) return false;
+        return true;
+      }
+      const proto = Object.getPrototypeOf(value) as unknown;
+      if (proto !== Object.prototype && proto !== null) return false;
+      for (const key of Object.keys(value)) {
+        const inner = (value as Record<string, unknown>)[key];
+        if (inner !== undefined && !isJsonFaithful(inner)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+export class ParseCache {
+  readonly dir: string;
+  private readonly logger: Logger;
+
+  constructor(globalDir: string, logger: Logger) {
+    this.dir = join(globalDir, ".cache");
+    this.logger = logger;
+  }
+
+  private prefixFor(path: string): string {
+    return `playbook-${sha256Hex(resolve(path)).slice(0, 16)}.`;
+  }
+
+  private fileFor(path: string, hash: string): string {
+    return `${this.prefixFor(path)}v${PARSE_CACHE_FORMAT}.${hash}.json`;
+  }
+
+  /** The cached playbook for these exact bytes, or null. Never throws. */
+  async get(path: string, hash: string): Promise<Playbook | null> {
+    let text: string;
+    try {
+      text = await readFile(join(this.dir, this.fileFor(path, hash)), "utf8");
+    } catch {
+      return null;
+    }
+    try {
+      const record = JSON.parse(text) as Partial<CacheRecord>;
+      if (record.format !== PARSE_CACHE_FORMAT || record.hash !== hash || record.path !== resolve(path)) return null;
+      const playbook = record.playbook;
+      if (typeof playbook !== "object" || playbook === null || !Array.isArray(playbook.bullets)) return null;
+      return playbook;
+    } catch (error) {
+      this.logger.debug(`Ignoring unreadable parse cache for ${path}: ${error instanceof Error ? error.message : String(error)}`);
+      return null;
+    }
+  }
+
+  /**
+   * Stores a validated playbook for the bytes with `hash` and removes older cache files of the same
+   * playbook. Best effort: failures are logged at debug level and never thrown.
+   */
+  async put(path: string, hash: string, playbook: Playbook): Promise<void> {
+    try {
+      if (!isJsonFaithful(playbook)) {
+        this.logger.debug(`Not caching ${path}: it holds values JSON cannot represent exactly.`);
+        return;
+      }
+      const name = this.fileFor(path, hash);
+      const record: CacheRecord = { format: PARSE_CACHE_FORMAT, path: resolve(path), hash, playbook };
+      await atomicWriteFile(join(this.dir, name), JSON.stringify(record));
+      const prefix = this.prefixFor(path);
+      for (const entry of await readdir(this.dir)) {
+        if (entry !== name && entry.startsWith(prefix) && !entry.includes(".tmp.")) {
+          await unlink(join(this.dir, entry)).catch(() => undefined);
+        }
+      }
+    } catch (error) {
+      this.logger.debug(`Could not write the parse cache for ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
