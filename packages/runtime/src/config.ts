@@ -1,0 +1,257 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  AppError,
+  ConfigSchema,
+  REPO_FORBIDDEN_CONFIG_KEYS,
+  camelizeDeep,
+  formatZodIssues,
+  isPlainObject,
+  type Config,
+} from "@cass-memory/core";
+import { fromYaml } from "@cass-memory/store-yaml";
+import { expandHome } from "./paths.js";
+
+/**
+ * The configuration cascade (reference §3.2), later layers win:
+ *
+ *   defaults < global `<globalDir>/config.json` < environment < repo `.cass/config.{json,yaml,yml}`
+ *
+ * (CLI overrides would come last; no flag maps to a config key today.) Nested objects are merged
+ * key-wise. A repository may not set the keys of `REPO_FORBIDDEN_CONFIG_KEYS`; its
+ * `sanitization.extraPatterns` are added to the global ones rather than replacing them.
+ */
+
+type Env = Record<string, string | undefined>;
+type Raw = Record<string, unknown>;
+
+export const DEFAULT_PLAYBOOK_PATH = "~/.cass-memory/playbook.yaml";
+export const DEFAULT_DIARY_DIR = "~/.cass-memory/diary";
+export const REPO_CONFIG_FILES = ["config.json", "config.yaml", "config.yml"] as const;
+
+export interface LoadConfigOptions {
+  globalDir: string;
+  /** The git root, or null outside a repository (then no repo layer is read). */
+  repoRoot: string | null;
+  env?: Env;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** Human-readable warnings (invalid global JSON, ignored repo keys, deprecated shapes). */
+  warnings: string[];
+  /** The files that contributed a layer (null when absent). */
+  sources: { global: string | null; repo: string | null };
+}
+
+export const LLM_DEPRECATION_WARNING =
+  "Config uses deprecated 'llm.provider/llm.model' shape; move them to top-level 'provider' and 'model' (and llm.timeoutMs/totalTimeoutMs to llmTimeoutMs/llmTotalTimeoutMs).";
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function readOptional(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw error;
+  }
+}
+
+/** Reads the global config.json. Missing → `{}`; unreadable or invalid → warning and `{}` (as the original). */
+function readGlobalLayer(path: string, warnings: string[]): { raw: Raw; present: boolean } {
+  try {
+    const text = readOptional(path);
+    if (text === null) return { raw: {}, present: false };
+    const parsed: unknown = JSON.parse(text);
+    if (!isPlainObject(parsed)) throw new Error("expected a JSON object");
+    return { raw: parsed, present: true };
+  } catch (error) {
+    warnings.push(`Failed to load config from ${path}: ${errorMessage(error)}`);
+    return { raw: {}, present: false };
+  }
+}
+
+/** Reads `.cass/config.json`, else `.yaml`, else `.yml`. YAML keys are camelized deeply. */
+function readRepoLayer(repoRoot: string, warnings: string[]): { raw: Raw; path: string | null } {
+  for (const name of REPO_CONFIG_FILES) {
+    const path = join(repoRoot, ".cass", name);
+    let text: string | null;
+    try {
+      text = readOptional(path);
+    } catch (error) {
+      warnings.push(`Failed to load config from ${path}: ${errorMessage(error)}`);
+      return { raw: {}, path: null };
+    }
+    if (text === null) continue;
+    try {
+      const parsed: unknown = name === "config.json" ? JSON.parse(text) : camelizeDeep(fromYaml(text, path) ?? {});
+      if (!isPlainObject(parsed)) throw new Error("expected a mapping of keys to values");
+      return { raw: parsed, path };
+    } catch (error) {
+      warnings.push(`Failed to load config from ${path}: ${errorMessage(error)}`);
+      return { raw: {}, path: null };
+    }
+  }
+  return { raw: {}, path: null };
+}
+
+/** Moves the deprecated `llm.{provider,model,timeoutMs,totalTimeoutMs}` shape to the top level. */
+function migrateLlmShape(layer: Raw): boolean {
+  const llm = layer.llm;
+  if (!isPlainObject(llm)) return false;
+  if (layer.provider === undefined && llm.provider !== undefined) layer.provider = llm.provider;
+  if (layer.model === undefined && llm.model !== undefined) layer.model = llm.model;
+  if (layer.llmTimeoutMs === undefined && llm.timeoutMs !== undefined) layer.llmTimeoutMs = llm.timeoutMs;
+  if (layer.llmTotalTimeoutMs === undefined && llm.totalTimeoutMs !== undefined) layer.llmTotalTimeoutMs = llm.totalTimeoutMs;
+  delete layer.llm;
+  return true;
+}
+
+function parseEnvInt(name: string, value: string | undefined, warnings: string[]): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  if (!/^-?\d+$/.test(value.trim())) {
+    warnings.push(`Ignoring ${name}=${JSON.stringify(value)}: not an integer.`);
+    return undefined;
+  }
+  return Number.parseInt(value.trim(), 10);
+}
+
+function isTruthyFlag(value: string | undefined): boolean {
+  return value !== undefined && ["1", "true"].includes(value.trim().toLowerCase());
+}
+
+/** The environment layer (reference §3.5). `globalRaw` decides whether an env base URL applies. */
+function envLayer(env: Env, globalRaw: Raw, warnings: string[]): Raw {
+  const layer: Raw = {};
+  const cassPath = env.CASS_PATH?.trim();
+  if (cassPath) layer.cassPath = cassPath;
+
+  const ollamaBase = env.OLLAMA_BASE_URL?.trim();
+  const ollamaHost = env.OLLAMA_HOST?.trim();
+  if (ollamaBase) layer.ollamaBaseUrl = ollamaBase;
+  else if (ollamaHost) layer.ollamaBaseUrl = /^[a-z][a-z0-9+.-]*:\/\//i.test(ollamaHost) ? ollamaHost : `http://${ollamaHost}`;
+
+  if (globalRaw.baseUrl === undefined) {
+    const base = [env.OPENAI_BASE_URL, env.ANTHROPIC_BASE_URL, env.GOOGLE_BASE_URL].map((v) => v?.trim()).find((v) => v);
+    if (base) layer.baseUrl = base;
+  }
+  if (isTruthyFlag(env.CASS_MEMORY_VERBOSE)) layer.verbose = true;
+
+  const serve: Raw = {};
+  const concurrency = parseEnvInt("MCP_CASS_MAX_CONCURRENCY", env.MCP_CASS_MAX_CONCURRENCY, warnings);
+  const queue = parseEnvInt("MCP_CASS_MAX_QUEUE", env.MCP_CASS_MAX_QUEUE, warnings);
+  const timeout = parseEnvInt("MCP_CASS_QUEUE_TIMEOUT_MS", env.MCP_CASS_QUEUE_TIMEOUT_MS, warnings);
+  if (concurrency !== undefined) serve.maxConcurrentCassCalls = concurrency;
+  if (queue !== undefined) serve.maxQueuedCassCalls = queue;
+  if (timeout !== undefined) serve.cassQueueTimeoutMs = timeout;
+  if (Object.keys(serve).length > 0) layer.serve = serve;
+  return layer;
+}
+
+/** Removes the keys a repository may not set; returns the repo's additive extraPatterns. */
+function sanitizeRepoLayer(layer: Raw, path: string, warnings: string[]): string[] {
+  let extra: string[] = [];
+  const sanitization = layer.sanitization;
+  if (sanitization !== undefined) {
+    const patterns = isPlainObject(sanitization) ? sanitization.extraPatterns : undefined;
+    if (Array.isArray(patterns) && patterns.every((p) => typeof p === "string")) {
+      extra = patterns;
+    } else if (isPlainObject(sanitization) && patterns !== undefined) {
+      warnings.push(`Ignoring repo sanitization.extraPatterns in ${path}: expected an array of strings.`);
+    }
+  }
+  const removed: string[] = [];
+  for (const key of REPO_FORBIDDEN_CONFIG_KEYS) {
+    if (!(key in layer)) continue;
+    delete layer[key];
+    const onlyPatterns =
+      key === "sanitization" && isPlainObject(sanitization) && Object.keys(sanitization).every((k) => k === "extraPatterns");
+    if (!onlyPatterns) removed.push(key);
+  }
+  if (removed.length > 0) {
+    warnings.push(
+      `Ignoring ${removed.map((k) => `'${k}'`).join(", ")} in ${path}: a repository config may not set ${removed.length === 1 ? "this key" : "these keys"} (only the user's global config can).`,
+    );
+  }
+  return extra;
+}
+
+/** Top-level later-wins merge; plain-object values are merged one level deep, key-wise. */
+function mergeLayer(base: Raw, layer: Raw): Raw {
+  const out: Raw = { ...base };
+  for (const [key, value] of Object.entries(layer)) {
+    if (value === undefined) continue;
+    const prev = out[key];
+    out[key] = isPlainObject(prev) && isPlainObject(value) ? { ...prev, ...value } : value;
+  }
+  return out;
+}
+
+function unionPatterns(...lists: unknown[][]): string[] {
+  const out: string[] = [];
+  for (const list of lists) {
+    for (const item of list) {
+      if (typeof item !== "string") continue;
+      const trimmed = item.trim();
+      if (trimmed !== "" && !out.includes(trimmed)) out.push(trimmed);
+    }
+  }
+  return out;
+}
+
+/**
+ * Loads and validates the merged configuration. Throws AppError `CONFIG_INVALID` when the merged
+ * result does not satisfy the schema; everything softer is reported in `warnings`.
+ */
+export function loadConfig(options: LoadConfigOptions): LoadedConfig {
+  const env = options.env ?? process.env;
+  const warnings: string[] = [];
+  const globalPath = join(options.globalDir, "config.json");
+  const global = readGlobalLayer(globalPath, warnings);
+  const repo = options.repoRoot !== null ? readRepoLayer(options.repoRoot, warnings) : { raw: {}, path: null };
+
+  const migrated = migrateLlmShape(global.raw);
+  const repoMigrated = migrateLlmShape(repo.raw);
+  if (migrated || repoMigrated) warnings.push(LLM_DEPRECATION_WARNING);
+
+  const repoPatterns = repo.path !== null ? sanitizeRepoLayer(repo.raw, repo.path, warnings) : [];
+  const envRaw = envLayer(env, global.raw, warnings);
+
+  let merged = mergeLayer(mergeLayer(global.raw, envRaw), repo.raw);
+  const globalSanitization = global.raw.sanitization;
+  if (repoPatterns.length > 0) {
+    const globalPatterns = isPlainObject(globalSanitization) && Array.isArray(globalSanitization.extraPatterns) ? globalSanitization.extraPatterns : [];
+    merged = mergeLayer(merged, { sanitization: { extraPatterns: unionPatterns(globalPatterns, repoPatterns) } });
+  } else if (isPlainObject(globalSanitization) && Array.isArray(globalSanitization.extraPatterns)) {
+    merged = mergeLayer(merged, { sanitization: { extraPatterns: unionPatterns(globalSanitization.extraPatterns) } });
+  }
+  // CASS_MEMORY_VERBOSE forces verbose on, whatever a layer says (reference §3.1).
+  if (envRaw.verbose === true) merged.verbose = true;
+
+  const parsed = ConfigSchema.safeParse(merged);
+  const sources = { global: global.present ? globalPath : null, repo: repo.path };
+  if (!parsed.success) {
+    const files = [sources.global, sources.repo].filter((f): f is string => f !== null);
+    const issues = formatZodIssues(parsed.error);
+    throw new AppError("CONFIG_INVALID", `Configuration validation failed: ${issues}`, {
+      hint:
+        files.length > 0
+          ? `Fix ${files.join(" or ")} (or the CASS_*/MCP_CASS_* environment variables) and re-run.`
+          : "Check the CASS_*/MCP_CASS_*/OLLAMA_* environment variables.",
+      details: { files, issues: parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
+      cause: parsed.error,
+    });
+  }
+
+  const config = parsed.data;
+  if (config.playbookPath === DEFAULT_PLAYBOOK_PATH) config.playbookPath = join(options.globalDir, "playbook.yaml");
+  if (config.diaryDir === DEFAULT_DIARY_DIR) config.diaryDir = join(options.globalDir, "diary");
+  config.playbookPath = expandHome(config.playbookPath, env);
+  config.diaryDir = expandHome(config.diaryDir, env);
+  config.cassPath = expandHome(config.cassPath, env);
+  return { config, warnings, sources };
+}
