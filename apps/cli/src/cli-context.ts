@@ -1,0 +1,94 @@
+import { basename } from "node:path";
+import type { Operation } from "@cass-memory/core";
+import { runOperation } from "@cass-memory/core";
+import type { Runtime } from "@cass-memory/runtime";
+import { printJson, printLine, successEnvelope, type SuccessExtras } from "./output.js";
+
+/**
+ * State shared by the commands of one invocation: the program name, start time, which command
+ * is running and whether it answers in JSON (so the error reporter knows how to answer), and the
+ * runtime, created lazily (so `--help`/`--version` never load the store or the configuration).
+ */
+
+type AnyOperation = Operation<any, any>;
+export type OpInput<Op extends AnyOperation> = Parameters<Op["run"]>[1];
+export type OpOutput<Op extends AnyOperation> = Awaited<ReturnType<Op["run"]>>;
+
+export interface CliContext {
+  readonly cliName: string;
+  readonly startedAt: number;
+  readonly argv: readonly string[];
+  readonly verbose: boolean;
+  /** Where errors are reported: envelope command id and output mode. */
+  current: { command: string; json: boolean };
+  /** Declares the running command; call first thing in an action. */
+  begin(command: string, json: boolean): void;
+  runtime(): Promise<Runtime>;
+  /** The runtime module once loaded (signal handlers use its releaseAllLocks). */
+  loadedRuntimeModule: typeof import("@cass-memory/runtime") | null;
+}
+
+/** The program name (reference §1.1 getCliName). */
+export function resolveCliName(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env.CASS_MEMORY_CLI_NAME?.trim();
+  if (fromEnv) return fromEnv;
+  const script = argv[1] ? basename(argv[1]) : "";
+  const stem = script.replace(/\.(c|m)?(j|t)s$/, "");
+  if (stem === "cm" || stem === "cass-memory") return stem;
+  const argv0 = argv[0] ? basename(argv[0]).replace(/\.exe$/i, "") : "";
+  if (argv0 && argv0 !== "node" && argv0 !== "bun" && !/^node\d*$/.test(argv0)) return argv0;
+  return "cm";
+}
+
+/** True when argv asks for JSON anywhere (used before a command has declared its mode). */
+export function argvWantsJson(argv: readonly string[]): boolean {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") break;
+    if (a === "--json" || a === "-j") return true;
+    if (a === "--format" && argv[i + 1]?.toLowerCase() === "json") return true;
+    if (a?.toLowerCase() === "--format=json") return true;
+  }
+  return false;
+}
+
+export function createCliContext(argv: readonly string[], options: { verbose: boolean }): CliContext {
+  const cliName = resolveCliName(argv);
+  let runtimePromise: Promise<Runtime> | null = null;
+  const ctx: CliContext = {
+    cliName,
+    startedAt: Date.now(),
+    argv,
+    verbose: options.verbose,
+    current: { command: cliName, json: argvWantsJson(argv.slice(2)) },
+    begin(command, json) {
+      ctx.current = { command, json };
+    },
+    runtime() {
+      runtimePromise ??= import("@cass-memory/runtime").then((mod) => {
+        ctx.loadedRuntimeModule = mod;
+        return mod.createRuntime({ cliName, verbose: options.verbose });
+      });
+      return runtimePromise;
+    },
+    loadedRuntimeModule: null,
+  };
+  return ctx;
+}
+
+/** Runs an operation against the runtime's deps. */
+export async function run<Op extends AnyOperation>(ctx: CliContext, op: Op, input: OpInput<Op>): Promise<OpOutput<Op>> {
+  const rt = await ctx.runtime();
+  return (await runOperation(op, rt.deps, input as never)) as OpOutput<Op>;
+}
+
+/** Prints a result: the success envelope in JSON mode, else the human rendering (if any). */
+export function emit(ctx: CliContext, data: unknown, human: () => string | string[] | null, extras?: SuccessExtras): void {
+  if (ctx.current.json) {
+    printJson(successEnvelope(ctx.current.command, data, ctx.startedAt, extras));
+    return;
+  }
+  const text = human();
+  if (text === null) return;
+  printLine(Array.isArray(text) ? text.join("\n") : text);
+}

@@ -1,0 +1,171 @@
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { AppError, contextOperation, type ContextResult } from "@cass-memory/core";
+import { emit, run, type CliContext } from "../cli-context.js";
+import { bold, cyan, divider, dim, fixed, icon, layoutWidth, red, wrap, yellow } from "../human.js";
+import { intOption, oneOf, readStdin } from "../options.js";
+import { writeStderr } from "../output.js";
+
+interface ContextFlags {
+  json?: boolean;
+  limit?: string;
+  top?: string;
+  history?: string;
+  days?: string;
+  workspace?: string;
+  format?: string;
+  session?: string;
+  logContext?: boolean;
+}
+
+type ScoredBullet = ContextResult["relevantBullets"][number];
+
+/** `cm context <task>` / `cm ctx` (reference §1.5.2): the primary agent command. */
+export function registerContext(program: Command, ctx: CliContext): void {
+  const cli = ctx.cliName;
+  program
+    .command("context")
+    .alias("ctx")
+    .description("Get the rules, pitfalls and history relevant to a task (call before starting work)")
+    .argument("[task]", "the task description ('-' or absent: read from stdin)")
+    .option("-j, --json", "output a JSON envelope")
+    .option("--limit <n>", "maximum number of rules (default: config maxBulletsInContext)")
+    .option("--top <n>", "deprecated alias of --limit")
+    .option("--history <n>", "maximum number of history snippets (default: config maxHistoryInContext)")
+    .option("--days <n>", "history lookback in days (default: config sessionLookbackDays)")
+    .option("--workspace <path>", "workspace for workspace-scoped rules and history")
+    .option("--format <format>", "output format: json or markdown (overrides --json)")
+    .option("--session <id>", "session id recorded in the context log")
+    .option("--log-context", "append this lookup to the context log (also CASS_CONTEXT_LOG=1)")
+    .addHelpText(
+      "after",
+      `\nExamples:\n  ${cli} context "fix the login bug" --json\n  ${cli} ctx "add pagination" --limit 10 --format markdown\n  echo "debug flaky test" | ${cli} context - --json\n`,
+    )
+    .action(async (taskArg: string | undefined, flags: ContextFlags) => {
+      const format = flags.format !== undefined ? flags.format.trim().toLowerCase() : undefined;
+      const json = format !== undefined ? format === "json" : Boolean(flags.json);
+      ctx.begin(contextOperation.command, json);
+      if (flags.format !== undefined) oneOf("format", flags.format, ["json", "markdown"] as const);
+
+      let limit = intOption("limit", flags.limit);
+      const top = intOption("top", flags.top);
+      if (top !== undefined) {
+        if (limit !== undefined) writeStderr("[context] Ignoring deprecated --top because --limit was also provided.");
+        else {
+          writeStderr("[context] --top is deprecated; use --limit.");
+          limit = top;
+        }
+      }
+      const history = intOption("history", flags.history);
+      const days = intOption("days", flags.days);
+      const workspace = flags.workspace !== undefined ? canonicalWorkspace(flags.workspace) : undefined;
+      // An empty task is rejected by the operation, with the original's message and hint.
+      const task = taskArg === undefined || taskArg === "-" ? (await readStdin()).trim() : taskArg;
+      const envLog = process.env.CASS_CONTEXT_LOG?.trim().toLowerCase();
+      const result = await run(ctx, contextOperation, {
+        task,
+        ...(workspace !== undefined ? { workspace } : {}),
+        currentDir: canonicalWorkspace(process.cwd()),
+        ...(limit !== undefined ? { limit } : {}),
+        ...(history !== undefined ? { history } : {}),
+        ...(days !== undefined ? { days } : {}),
+        ...(flags.session !== undefined ? { session: flags.session } : {}),
+        logContext: Boolean(flags.logContext) || envLog === "1" || envLog === "true",
+      });
+      if (result.traumaWarning) writeStderr(traumaBanner(result.traumaWarning));
+      emit(ctx, result, () => (format === "markdown" ? renderMarkdown(result) : renderHuman(result, cli)));
+    });
+}
+
+/** `~` expanded, resolved against the cwd, symlinks resolved when the path exists. */
+export function canonicalWorkspace(raw: string): string {
+  const trimmed = raw.trim();
+  if (trimmed === "") {
+    throw new AppError("INVALID_INPUT", "workspace must be a non-empty string.", { details: { field: "workspace", received: raw } });
+  }
+  const home = process.env.HOME || process.env.USERPROFILE || "";
+  const expanded = trimmed === "~" ? home : trimmed.startsWith("~/") ? `${home}${trimmed.slice(1)}` : trimmed;
+  const absolute = resolve(expanded);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    return absolute;
+  }
+}
+
+function traumaBanner(t: NonNullable<ContextResult["traumaWarning"]>): string {
+  return [
+    red(bold("CRITICAL WARNING: VISCERAL SAFETY INTERVENTION")),
+    red(`Pattern: ${t.pattern}`),
+    red(`Reason: ${t.reason}`),
+    red(`Ref: ${t.reference}`),
+    red(bold("DO NOT PROCEED WITHOUT EXTREME CAUTION.")),
+  ].join("\n");
+}
+
+function bulletHeader(b: ScoredBullet): string {
+  const kind = typeof b.kind === "string" ? b.kind : "rule";
+  const maturity = typeof b.maturity === "string" ? b.maturity : "candidate";
+  return `[${b.id}] ${b.category}/${kind} ${icon.bullet()} relevance ${fixed(b.relevanceScore, 1)} ${icon.bullet()} confidence ${fixed(b.effectiveScore, 2)} ${icon.bullet()} ${maturity}`;
+}
+
+function renderBullets(lines: string[], bullets: ScoredBullet[], width: number): void {
+  for (const b of bullets) {
+    lines.push(`  ${cyan(bulletHeader(b))}`);
+    lines.push(...wrap(b.content, width, "    "));
+  }
+}
+
+export function renderHuman(r: ContextResult, cli: string): string[] {
+  const width = layoutWidth();
+  const lines = [bold(`CONTEXT FOR: ${r.task}`), divider(width)];
+  if (r.semanticError) lines.push(yellow(`${icon.warning()} Semantic search unavailable, using keyword matching (${r.semanticError}).`));
+  const cass = r.degraded?.cass;
+  if (cass) {
+    lines.push(yellow(`${icon.warning()} Local history unavailable (cass: ${cass.reason}).`));
+    if (cass.suggestedFix?.[0]) lines.push(dim(`Next: ${cass.suggestedFix[0]}`));
+  }
+  lines.push("", bold(`PLAYBOOK RULES (${r.relevantBullets.length})`));
+  if (r.relevantBullets.length === 0) {
+    lines.push("  (No relevant playbook rules found)", dim(`  ${icon.tip()}Run '${cli} reflect' to learn rules from your recent sessions.`));
+  } else renderBullets(lines, r.relevantBullets, width);
+  if (r.antiPatterns.length > 0) {
+    lines.push("", bold(`PITFALLS TO AVOID (${r.antiPatterns.length})`));
+    renderBullets(lines, r.antiPatterns, width);
+  }
+  const hist = r.historySnippets;
+  lines.push("", bold(hist.length > 3 ? `HISTORY (showing 3 of ${hist.length})` : `HISTORY (${hist.length})`));
+  if (hist.length === 0) lines.push("  (No relevant history found)");
+  hist.slice(0, 3).forEach((h, i) => {
+    lines.push(`  ${i + 1}. ${h.agent} ${icon.bullet()} ${h.sessionPath}:${h.line_number}`);
+    lines.push(...wrap(h.snippet, width, "     "));
+  });
+  if (r.deprecatedWarnings.length > 0) {
+    lines.push("", bold(`WARNINGS (${r.deprecatedWarnings.length})`));
+    for (const w of r.deprecatedWarnings) lines.push(...wrap(`${icon.warning()} ${w}`, width, "  "));
+  }
+  if (r.suggestedCassQueries.length > 0) {
+    lines.push("", bold("SUGGESTED SEARCHES"));
+    for (const q of r.suggestedCassQueries) lines.push(`  ${q}`);
+  }
+  return lines;
+}
+
+export function renderMarkdown(r: ContextResult): string[] {
+  const rule = (b: ScoredBullet) =>
+    `- **${b.id}** (${b.category}/${typeof b.kind === "string" ? b.kind : "rule"}, relevance ${fixed(b.relevanceScore, 1)}, confidence ${fixed(b.effectiveScore, 2)}): ${b.content}`;
+  const lines = [`# Context for: ${r.task}`, "", `## Playbook rules (${r.relevantBullets.length})`];
+  lines.push(...(r.relevantBullets.length > 0 ? r.relevantBullets.map(rule) : ["_None._"]));
+  lines.push("", `## Pitfalls (${r.antiPatterns.length})`);
+  lines.push(...(r.antiPatterns.length > 0 ? r.antiPatterns.map(rule) : ["_None._"]));
+  lines.push("", `## History (${r.historySnippets.length})`);
+  for (const h of r.historySnippets.slice(0, 3)) lines.push(`- ${h.agent} \`${h.sessionPath}:${h.line_number}\`: ${h.snippet}`);
+  if (r.historySnippets.length > 3) lines.push(`- … and ${r.historySnippets.length - 3} more`);
+  if (r.historySnippets.length === 0) lines.push(r.degraded?.cass ? `_History unavailable (cass: ${r.degraded.cass.reason})._` : "_None._");
+  lines.push("", `## Warnings (${r.deprecatedWarnings.length})`);
+  lines.push(...(r.deprecatedWarnings.length > 0 ? r.deprecatedWarnings.map((w) => `- ${w}`) : ["_None._"]));
+  lines.push("", "## Suggested searches");
+  lines.push(...(r.suggestedCassQueries.length > 0 ? r.suggestedCassQueries.map((q) => `- \`${q}\``) : ["_None._"]));
+  return lines;
+}

@@ -1,0 +1,59 @@
+import { AppError } from "@cass-memory/core";
+
+/**
+ * Flag parsing shared by the commands. Numbers use the original's strict integer syntax
+ * (`^-?\d+$`); bad values are INVALID_INPUT errors reported in the command's envelope.
+ */
+
+export function parseStrictInt(raw: string): number {
+  const trimmed = raw.trim();
+  return /^-?\d+$/.test(trimmed) ? Number.parseInt(trimmed, 10) : Number.NaN;
+}
+
+/** `undefined` when the flag is absent; otherwise an integer ≥ `min`, or INVALID_INPUT. */
+export function intOption(name: string, raw: string | undefined, min = 1): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = parseStrictInt(raw);
+  if (!Number.isInteger(value)) {
+    throw new AppError("INVALID_INPUT", `${name} must be an integer.`, { details: { field: name, received: raw } });
+  }
+  if (value < min) {
+    throw new AppError("INVALID_INPUT", `${name} must be >= ${min}.`, { details: { field: name, received: value, min } });
+  }
+  return value;
+}
+
+/** Case-insensitive one-of check with the original's message. */
+export function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
+  const value = raw.trim().toLowerCase();
+  const match = allowed.find((a) => a === value);
+  if (match === undefined) {
+    throw new AppError("INVALID_INPUT", `${name} must be one of: ${allowed.join(", ")}.`, {
+      details: { field: name, received: raw, allowed: [...allowed] },
+    });
+  }
+  return match;
+}
+
+/** The whole of stdin as text ("" when stdin is a terminal: never block waiting for a human). */
+export async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return "";
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export function isInteractive(): boolean {
+  return process.stdin.isTTY === true && process.stdout.isTTY === true;
+}
+
+/** Asks one question on the terminal (stderr prompt) and returns the trimmed answer. */
+export async function ask(question: string): Promise<string> {
+  const { createInterface } = await import("node:readline/promises");
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return (await rl.question(question)).trim();
+  } finally {
+    rl.close();
+  }
+}

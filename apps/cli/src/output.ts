@@ -1,0 +1,111 @@
+import { writeSync } from "node:fs";
+import { VERSION } from "./version.js";
+
+/**
+ * The only module that writes to stdout. JSON is pretty-printed with 2 spaces and a trailing
+ * newline, and written synchronously and completely (partial writes and EAGAIN are retried, EPIPE
+ * ends quietly) so a large document is never cut short when the process exits.
+ */
+
+let stdoutClosed = false;
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+
+function writeAllSync(fd: number, text: string): void {
+  if (fd === 1 && stdoutClosed) return;
+  const buffer = Buffer.from(text, "utf8");
+  let offset = 0;
+  let spins = 0;
+  while (offset < buffer.length) {
+    try {
+      offset += writeSync(fd, buffer, offset, buffer.length - offset);
+      spins = 0;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === "EAGAIN" || code === "EWOULDBLOCK") {
+        // Non-blocking pipe is full: wait a little for the reader, then retry.
+        Atomics.wait(sleepCell, 0, 0, Math.min(50, 1 + spins++));
+        continue;
+      }
+      if (code === "EPIPE") {
+        if (fd === 1) stdoutClosed = true;
+        return;
+      }
+      throw error;
+    }
+  }
+}
+
+/** Writes text to stdout, synchronously and completely. */
+export function writeStdout(text: string): void {
+  writeAllSync(1, text);
+}
+
+/** Writes one line (newline added) to stdout. */
+export function printLine(text = ""): void {
+  writeStdout(text.endsWith("\n") ? text : `${text}\n`);
+}
+
+/** Writes diagnostics to stderr (never stdout). */
+export function writeStderr(text: string): void {
+  writeAllSync(2, text.endsWith("\n") ? text : `${text}\n`);
+}
+
+export function printJson(value: unknown): void {
+  writeStdout(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export interface EnvelopeMetadata {
+  executionMs: number;
+  version: string;
+}
+
+export function metadata(startedAt: number): EnvelopeMetadata {
+  return { executionMs: Math.max(0, Math.round(Date.now() - startedAt)), version: VERSION };
+}
+
+export interface SuccessExtras {
+  warnings?: string[];
+  /** Soft success: the command ran but had no effect. */
+  effect?: false;
+  reason?: string;
+}
+
+/** The success envelope of reference §1.3, keys in the original's order. */
+export function successEnvelope(command: string, data: unknown, startedAt: number, extras: SuccessExtras = {}): Record<string, unknown> {
+  const envelope: Record<string, unknown> = {
+    success: true,
+    command,
+    timestamp: new Date().toISOString(),
+    data,
+    metadata: metadata(startedAt),
+  };
+  if (extras.warnings && extras.warnings.length > 0) envelope.warnings = extras.warnings;
+  if (extras.effect === false) {
+    envelope.effect = false;
+    if (extras.reason !== undefined) envelope.reason = extras.reason;
+  }
+  return envelope;
+}
+
+export interface ErrorBody {
+  message: string;
+  code: string;
+  exitCode: number;
+  recovery: string[];
+  cause?: string;
+  docs?: string;
+  hint?: string;
+  retryable?: boolean;
+  details?: Record<string, unknown>;
+}
+
+/** The error envelope of reference §1.3 (everything nested under `error`). */
+export function errorEnvelope(command: string, error: ErrorBody, startedAt: number): Record<string, unknown> {
+  return {
+    success: false,
+    command,
+    timestamp: new Date().toISOString(),
+    error,
+    metadata: metadata(startedAt),
+  };
+}

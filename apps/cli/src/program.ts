@@ -1,0 +1,78 @@
+import { Command } from "commander";
+import { argvWantsJson, type CliContext } from "./cli-context.js";
+import { registerContext } from "./commands/context.js";
+import { registerInit } from "./commands/init.js";
+import { registerMark } from "./commands/mark.js";
+import { registerPlaybook } from "./commands/playbook.js";
+import { VERSION } from "./version.js";
+
+/**
+ * Applies the global flags from a pre-scan of the raw argv, as the original does, so they take
+ * effect wherever they appear: --no-color, --no-emoji, --width <n>, --verbose (and --color,
+ * --emoji). Returns whether --verbose was given.
+ */
+export function applyGlobalFlags(args: readonly string[], env: NodeJS.ProcessEnv = process.env): { verbose: boolean } {
+  let verbose = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") break;
+    if (arg === "--no-color") {
+      env.NO_COLOR = "1";
+      env.FORCE_COLOR = "0";
+    } else if (arg === "--color") {
+      delete env.NO_COLOR;
+      env.FORCE_COLOR = "1";
+    } else if (arg === "--no-emoji") env.CASS_MEMORY_NO_EMOJI = "1";
+    else if (arg === "--emoji") delete env.CASS_MEMORY_NO_EMOJI;
+    else if (arg === "--verbose") {
+      verbose = true;
+      env.CASS_MEMORY_VERBOSE = "1";
+    } else if (arg === "--width" && args[i + 1] !== undefined) env.CASS_MEMORY_WIDTH = args[i + 1]!;
+    else if (arg.startsWith("--width=")) env.CASS_MEMORY_WIDTH = arg.slice("--width=".length);
+  }
+  return { verbose };
+}
+
+export function buildProgram(ctx: CliContext): Command {
+  const cli = ctx.cliName;
+  const program = new Command();
+  program
+    .name(cli)
+    .description("Procedural memory for AI coding agents: playbook rules, feedback and session history")
+    .version(VERSION, "-V, --version", "print the version")
+    .option("--no-color", "disable colours")
+    .option("--no-emoji", "plain-text icons instead of emoji")
+    .option("--width <n>", "output width")
+    .option("--verbose", "diagnostic [cm] lines on stderr")
+    .exitOverride();
+  if (!argvWantsJson(ctx.argv.slice(2))) program.showHelpAfterError("(add --help for additional information)");
+  program.addHelpText("before", `Start here (agents):\n  ${cli} context "<task>" --json\n\nThen:\n  ${cli} mark <bulletId> --helpful --json\n`);
+  program.addHelpText(
+    "after",
+    [
+      "",
+      "Examples:",
+      `  ${cli} init`,
+      `  ${cli} context "fix the login bug" --json`,
+      `  ${cli} playbook add "Always run migrations in a transaction" --category database`,
+      `  ${cli} mark b-abc123 --helpful`,
+      "",
+      "Global options:",
+      "  --no-color       disable colours (also NO_COLOR)",
+      "  --no-emoji       plain-text icons (also CASS_MEMORY_NO_EMOJI)",
+      "  --width <n>      output width (also CASS_MEMORY_WIDTH)",
+      "  --verbose        diagnostics on stderr (also CASS_MEMORY_VERBOSE)",
+      "",
+      "Command groups:",
+      "  Agent:     context (ctx), mark",
+      "  Playbook:  playbook list|get|add|remove|export|import, ls, add, rm",
+      "  Setup:     init",
+      "",
+    ].join("\n"),
+  );
+  registerInit(program, ctx);
+  registerContext(program, ctx);
+  registerMark(program, ctx);
+  registerPlaybook(program, ctx);
+  return program;
+}

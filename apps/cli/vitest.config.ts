@@ -1,0 +1,5 @@
+import { defineProject } from "vitest/config";
+
+export default defineProject({
+  test: { name: "cli", include: ["src/**/*.test.ts", "test/**/*.test.ts"], testTimeout: 60_000 },
+});
