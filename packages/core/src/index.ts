@@ -111,6 +111,7 @@ export type {
   ProcessedSession,
   TraumaEntry,
 } from "./schemas/records.js";
+export { decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "./schemas/codec.js";
 export { camelizeDeep, camelizeKnownKeys, isPlainObject, snakeToCamel } from "./schemas/tolerant.js";
 
 // Episodic sources

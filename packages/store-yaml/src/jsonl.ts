@@ -1,3 +1,4 @@
+import { parseJsonLines } from "@cass-memory/core";
 import { mkdir, open, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { AppError } from "@cass-memory/core";
@@ -21,18 +22,7 @@ export async function readJsonl(path: string): Promise<JsonlLines> {
     if ((error as { code?: unknown }).code === "ENOENT") return { values: [], malformed: 0 };
     throw readError(path, error);
   }
-  const values: unknown[] = [];
-  let malformed = 0;
-  for (const raw of text.split("\n")) {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) continue;
-    try {
-      values.push(JSON.parse(line));
-    } catch {
-      malformed += 1;
-    }
-  }
-  return { values, malformed };
+  return parseJsonLines(text);
 }
 
 /**

@@ -1,7 +1,14 @@
 import { constants as fsConstants } from "node:fs";
 import { access, copyFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { AppError, BlockedEntrySchema, PlaybookSchema, createEmptyPlaybook, defaultConfig } from "@cass-memory/core";
+import {
+  AppError,
+  createEmptyPlaybook,
+  decodeBlockedEntries,
+  defaultConfig,
+  validateBlockedEntries,
+  validatePlaybookForWrite,
+} from "@cass-memory/core";
 import type {
   BlockedEntry,
   InitializeOptions,
@@ -161,19 +168,10 @@ export function createYamlStore(options: YamlStoreOptions): Store {
         const playbook = loaded?.playbook ?? createEmptyPlaybook(new Date().toISOString(), layer);
         const header = loaded ? leadingComments(loaded.bytes.toString("utf8")) : layer === "repo" ? REPO_PLAYBOOK_HEADER : "";
         const value = await fn(playbook);
-        const checked = PlaybookSchema.safeParse(playbook);
-        if (!checked.success) {
-          const issue = checked.error.issues[0];
-          const where = issue && issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ` : "";
-          throw new AppError("VALIDATION_FAILED", `Refusing to write an invalid playbook to ${path}: ${where}${issue?.message ?? "invalid"}`, {
-            hint: "The change was not saved; the playbook file is unchanged.",
-            details: { path },
-            cause: checked.error,
-          });
-        }
-        const text = header + toYaml(checked.data);
+        const checked = validatePlaybookForWrite(playbook, path);
+        const text = header + toYaml(checked);
         await atomicWriteFile(path, text);
-        written = { text, playbook: checked.data };
+        written = { text, playbook: checked };
         return value;
       },
       lockOptions,
@@ -194,12 +192,9 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     for (const name of files) {
       const path = join(dir, name);
       const { values, malformed } = await readJsonl(path);
-      let invalid = malformed;
-      for (const value of values) {
-        const parsed = BlockedEntrySchema.safeParse(value);
-        if (parsed.success) entries.push(parsed.data);
-        else invalid += 1;
-      }
+      const decoded = decodeBlockedEntries(values);
+      entries.push(...decoded.entries);
+      const invalid = malformed + decoded.invalid;
       if (invalid > 0) logger.warn(`Skipped ${invalid} malformed line(s) in ${path}`);
     }
     return entries;
@@ -207,16 +202,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
 
   async function appendBlocked(layer: Layer, entries: BlockedEntry[]): Promise<void> {
     const dir = requireLayerDir(layer);
-    const records = entries.map((entry) => {
-      const parsed = BlockedEntrySchema.safeParse(entry);
-      if (!parsed.success) {
-        throw new AppError("VALIDATION_FAILED", `Invalid blocked entry: ${parsed.error.issues[0]?.message ?? "invalid"}`, {
-          hint: "A blocked entry needs a non-empty id and a content string.",
-          cause: parsed.error,
-        });
-      }
-      return parsed.data;
-    });
+    const records = validateBlockedEntries(entries);
     if (records.length === 0) return;
     const path = join(dir, "blocked.log");
     await withLock(path, () => appendJsonl(path, records), lockOptions);

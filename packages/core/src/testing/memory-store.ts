@@ -1,6 +1,7 @@
 import { AppError } from "../errors.js";
 import { defaultConfig } from "../schemas/config.js";
-import { BlockedEntrySchema, PlaybookSchema, createEmptyPlaybook } from "../schemas/playbook.js";
+import { decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "../schemas/codec.js";
+import { PlaybookSchema, createEmptyPlaybook } from "../schemas/playbook.js";
 import type { BlockedEntry, Playbook } from "../schemas/playbook.js";
 import type {
   InitializeOptions,
@@ -88,21 +89,6 @@ function corruptError(path: string, problem: string, cause?: unknown): AppError 
   });
 }
 
-function parseLines(text: string | undefined): { values: unknown[]; malformed: number } {
-  const values: unknown[] = [];
-  let malformed = 0;
-  for (const raw of (text ?? "").split("\n")) {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) continue;
-    try {
-      values.push(JSON.parse(line));
-    } catch {
-      malformed += 1;
-    }
-  }
-  return { values, malformed };
-}
-
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const backing = options.backing ?? createMemoryStoreBacking();
   const { files, queues } = backing;
@@ -175,16 +161,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return enqueue(path, async () => {
         const playbook = decode(path, layer) ?? createEmptyPlaybook(now(), layer);
         const result = await fn(playbook);
-        const checked = PlaybookSchema.safeParse(playbook);
-        if (!checked.success) {
-          const issue = checked.error.issues[0];
-          throw new AppError(
-            "VALIDATION_FAILED",
-            `Refusing to write an invalid playbook to ${path}: ${issue?.path.map(String).join(".") ?? ""}: ${issue?.message ?? "invalid"}`,
-            { hint: "The change was not saved; the playbook is unchanged.", details: { path }, cause: checked.error },
-          );
-        }
-        files.set(path, JSON.stringify(checked.data));
+        files.set(path, JSON.stringify(validatePlaybookForWrite(playbook, path)));
         return result;
       });
     },
@@ -195,26 +172,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const legacy = layer === "global" ? "toxic_bullets.log" : "toxic.log";
       const entries: BlockedEntry[] = [];
       for (const name of ["blocked.log", legacy]) {
-        for (const value of parseLines(files.get(join(dir, name))).values) {
-          const parsed = BlockedEntrySchema.safeParse(value);
-          if (parsed.success) entries.push(parsed.data);
-        }
+        entries.push(...decodeBlockedEntries(parseJsonLines(files.get(join(dir, name))).values).entries);
       }
       return entries;
     },
 
     async appendBlocked(layer, entries) {
       const dir = requireDir(layer);
-      const lines = entries.map((entry) => {
-        const parsed = BlockedEntrySchema.safeParse(entry);
-        if (!parsed.success) {
-          throw new AppError("VALIDATION_FAILED", `Invalid blocked entry: ${parsed.error.issues[0]?.message ?? "invalid"}`, {
-            hint: "A blocked entry needs a non-empty id and a content string.",
-            cause: parsed.error,
-          });
-        }
-        return JSON.stringify(parsed.data);
-      });
+      const lines = validateBlockedEntries(entries).map((entry) => JSON.stringify(entry));
       if (lines.length > 0) appendText(join(dir, "blocked.log"), lines.join("\n") + "\n");
     },
 
@@ -227,7 +192,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     async readLog(layer, log): Promise<LogReadResult> {
       const dir = dirOf(layer);
       if (dir === null) return { records: [], malformed: 0 };
-      const { values, malformed } = parseLines(files.get(join(dir, LOG_FILES[log])));
+      const { values, malformed } = parseJsonLines(files.get(join(dir, LOG_FILES[log])));
       return { records: values, malformed };
     },
 

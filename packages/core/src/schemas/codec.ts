@@ -1,0 +1,65 @@
+import { AppError } from "../errors.js";
+import { BlockedEntrySchema, PlaybookSchema, type BlockedEntry, type Playbook } from "./playbook.js";
+
+/**
+ * Encoding and validation of stored records, shared by every Store implementation so that they
+ * cannot disagree on what is valid (ARCHITECTURE.md §3).
+ */
+
+/** Parses JSONL text: one JSON value per non-empty line; `#` lines are comments (processed logs). */
+export function parseJsonLines(text: string | undefined): { values: unknown[]; malformed: number } {
+  const values: unknown[] = [];
+  let malformed = 0;
+  for (const raw of (text ?? "").split("\n")) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    try {
+      values.push(JSON.parse(line));
+    } catch {
+      malformed += 1;
+    }
+  }
+  return { values, malformed };
+}
+
+/**
+ * Validates a playbook a mutation produced before it is written. Throws VALIDATION_FAILED (and
+ * nothing is written) when the change left it invalid.
+ */
+export function validatePlaybookForWrite(playbook: unknown, path: string): Playbook {
+  const checked = PlaybookSchema.safeParse(playbook);
+  if (checked.success) return checked.data;
+  const issue = checked.error.issues[0];
+  const where = issue && issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ` : "";
+  throw new AppError("VALIDATION_FAILED", `Refusing to write an invalid playbook to ${path}: ${where}${issue?.message ?? "invalid"}`, {
+    hint: "The change was not saved; the playbook is unchanged.",
+    details: { path },
+    cause: checked.error,
+  });
+}
+
+/** Validates blocked-log entries before they are appended; throws VALIDATION_FAILED on the first bad one. */
+export function validateBlockedEntries(entries: readonly unknown[]): BlockedEntry[] {
+  return entries.map((entry) => {
+    const parsed = BlockedEntrySchema.safeParse(entry);
+    if (!parsed.success) {
+      throw new AppError("VALIDATION_FAILED", `Invalid blocked entry: ${parsed.error.issues[0]?.message ?? "invalid"}`, {
+        hint: "A blocked entry needs a non-empty id and a content string.",
+        cause: parsed.error,
+      });
+    }
+    return parsed.data;
+  });
+}
+
+/** Decodes blocked-log lines, skipping (and counting) the ones that are not valid entries. */
+export function decodeBlockedEntries(values: readonly unknown[]): { entries: BlockedEntry[]; invalid: number } {
+  const entries: BlockedEntry[] = [];
+  let invalid = 0;
+  for (const value of values) {
+    const parsed = BlockedEntrySchema.safeParse(value);
+    if (parsed.success) entries.push(parsed.data);
+    else invalid += 1;
+  }
+  return { entries, invalid };
+}
