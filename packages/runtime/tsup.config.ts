@@ -1,11 +1,3 @@
-import { defineConfig } from "tsup";
+import { packageBuild } from "../../tooling/config/tsup-package.js";
 
-export default defineConfig({
-  entry: ["src/index.ts"],
-  format: ["esm"],
-  target: "node20",
-  platform: "node",
-  dts: true,
-  sourcemap: true,
-  clean: true,
-});
+export default packageBuild();
