@@ -1,23 +1,33 @@
 import { createRequire } from "node:module";
 import { AppError, PlaybookSchema, createEmptyPlaybook } from "@cass-memory/core";
 import type { ErrorCode, Layer, Playbook } from "@cass-memory/core";
+import { emitYaml, parseOwnYaml } from "./fast-yaml.js";
 
 type YamlModule = typeof import("yaml");
 
 let yamlModule: YamlModule | undefined;
 
 /**
- * The `yaml` package costs ~50 ms to load, a sixth of the whole budget of `cm context`. It is only
- * needed when a playbook is parsed without a cache hit or written, so it is loaded on first use.
+ * The `yaml` package costs ~50 ms to load, a sixth of the whole budget of `cm context`. Our own files
+ * are read and written by the fast codec (fast-yaml.ts); the library is only needed for YAML outside
+ * that subset (hand-edited files, the original's folded lines) and for error reporting, so it is
+ * loaded on first use. In an ESM build `import.meta.url` is set; in a CommonJS bundle (esbuild leaves
+ * `import.meta` empty there) the module's own `require` is used, which a bundler can resolve lazily.
  */
 function yamlLib(): YamlModule {
-  yamlModule ??= createRequire(import.meta.url)("yaml") as YamlModule;
+  if (yamlModule === undefined) {
+    const url = import.meta.url as string | undefined;
+    yamlModule = (url ? createRequire(url)("yaml") : require("yaml")) as YamlModule;
+  }
   return yamlModule;
 }
 
-/** Serialises like the original (`yaml.stringify` with its defaults: 2-space indent, 80-column folding). */
+/**
+ * Serialises JSON-like data as block YAML (2-space indent, one line per scalar, strings quoted
+ * unless provably plain), readable by the original and by any YAML 1.2 parser.
+ */
 export function toYaml(value: unknown): string {
-  return yamlLib().stringify(value);
+  return emitYaml(value);
 }
 
 interface YamlProblem {
@@ -35,8 +45,13 @@ function firstProblem(errors: readonly { message: string; linePos?: readonly { l
   return pos ? { message, line: pos.line, column: pos.col } : { message };
 }
 
-/** Parses YAML text; on a syntax error returns the problem with its 1-based line/column. */
+/**
+ * Parses YAML text, with the fast codec when the text is in its subset and the `yaml` library
+ * otherwise; on a syntax error returns the problem with its 1-based line/column.
+ */
 function parseYaml(text: string): { ok: true; value: unknown } | { ok: false; problem: YamlProblem } {
+  const fast = parseOwnYaml(text);
+  if (fast !== undefined) return { ok: true, value: fast };
   const Y = yamlLib();
   const doc = Y.parseDocument(text, { prettyErrors: true, logLevel: "silent" });
   const problem = firstProblem(doc.errors);

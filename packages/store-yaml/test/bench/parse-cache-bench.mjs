@@ -94,7 +94,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const f = (n) => `${n.toFixed(0)} ms`;
 process.stdout.write(
   [
-    `bullets: ${COUNT}, playbook.yaml: ${(size / 1e6).toFixed(2)} MB (yaml.stringify ${f(stringifyMs)})`,
+    `bullets: ${COUNT}, playbook.yaml: ${(size / 1e6).toFixed(2)} MB (toYaml ${f(stringifyMs)})`,
     `yaml.parse alone:                 ${f(yamlOnlyMs)}`,
     `readPlaybook cold (parse+zod+cache write): ${f(coldMs)}`,
     `readPlaybook cache hit (median of 5):      ${f(median(hits))}`,
