@@ -3,18 +3,33 @@ import { defineConfig } from "tsup";
 
 const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { version: string };
 
-// The CLI is bundled into one file: it starts ~40% faster than resolving every dependency through
-// pnpm's symlinks (see docs/benchmarks.md). commander is CommonJS, so the ESM bundle needs a real
-// `require` for its Node built-ins. The package version is injected at build time (`__CM_VERSION__`).
-export default defineConfig({
-  entry: { cm: "src/cm.ts" },
-  format: ["esm"],
-  target: "node20",
-  platform: "node",
-  dts: false,
-  sourcemap: true,
-  clean: true,
-  noExternal: [/.*/],
-  define: { __CM_VERSION__: JSON.stringify(pkg.version) },
-  banner: { js: "#!/usr/bin/env node\nimport { createRequire as __cmCreateRequire } from 'node:module'; const require = __cmCreateRequire(import.meta.url);" },
-});
+// Two outputs:
+//  - dist/cm-main.cjs: the whole CLI bundled into one CommonJS file (no module resolution through
+//    pnpm's symlinks at start-up; CommonJS so that a vm.Script can reuse V8's code cache);
+//  - dist/cm.js: the executable, a tiny ESM loader that runs cm-main.cjs with that cache.
+// The package version is injected at build time (`__CM_VERSION__`).
+export default defineConfig([
+  {
+    entry: { "cm-main": "src/cm.ts" },
+    format: ["cjs"],
+    outExtension: () => ({ js: ".cjs" }),
+    target: "node20",
+    platform: "node",
+    dts: false,
+    sourcemap: true,
+    clean: true,
+    splitting: false,
+    noExternal: [/.*/],
+    define: { __CM_VERSION__: JSON.stringify(pkg.version) },
+  },
+  {
+    entry: { cm: "src/bin.ts" },
+    format: ["esm"],
+    target: "node20",
+    platform: "node",
+    dts: false,
+    sourcemap: false,
+    clean: false,
+    banner: { js: "#!/usr/bin/env node" },
+  },
+]);

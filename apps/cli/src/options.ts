@@ -1,3 +1,4 @@
+import { createInterface } from "node:readline/promises";
 import { AppError } from "@cass-memory/core";
 
 /**
@@ -49,7 +50,6 @@ export function isInteractive(): boolean {
 
 /** Asks one question on the terminal (stderr prompt) and returns the trimmed answer. */
 export async function ask(question: string): Promise<string> {
-  const { createInterface } = await import("node:readline/promises");
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     return (await rl.question(question)).trim();
