@@ -26,19 +26,24 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-function runContext(home, rssFile) {
+function runCm(home, rssFile, args) {
   const start = performance.now();
-  const r = spawnSync(process.execPath, ["--import", probe, cli, "context", TASK, "--json"], {
+  const r = spawnSync(process.execPath, ["--import", probe, cli, ...args], {
     cwd: home,
     env: { PATH: process.env.PATH, HOME: home, BENCH_RSS_FILE: rssFile, NO_COLOR: "1" },
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
   });
   const wallMs = performance.now() - start;
-  if (r.status !== 0) throw new Error(`cm context failed (${r.status}): ${r.stderr}\n${r.stdout.slice(0, 500)}`);
+  if (r.status !== 0) throw new Error(`cm ${args[0]} failed (${r.status}): ${r.stderr}\n${r.stdout.slice(0, 500)}`);
   const env = JSON.parse(r.stdout);
   const rssMiB = Number(readFileSync(rssFile, "utf8")) / 1024;
-  return { wallMs, rssMiB, hits: env.data.relevantBullets.length };
+  return { wallMs, rssMiB, data: env.data };
+}
+
+function runContext(home, rssFile) {
+  const r = runCm(home, rssFile, ["context", TASK, "--json"]);
+  return { ...r, hits: r.data.relevantBullets.length };
 }
 
 async function inProcessRanking(yamlText) {
@@ -47,6 +52,10 @@ async function inProcessRanking(yamlText) {
   const t0 = performance.now();
   const playbook = store.decodePlaybook(yamlText, "bench.yaml");
   const parseMs = performance.now() - t0;
+  const ours = store.encodePlaybook(playbook);
+  const t1 = performance.now();
+  store.decodePlaybook(ours, "bench.yaml");
+  const ownParseMs = performance.now() - t1;
   const config = core.defaultConfig();
   const now = new Date("2026-11-23T00:00:00Z");
   const times = [];
@@ -57,7 +66,7 @@ async function inProcessRanking(yamlText) {
     times.push(performance.now() - s);
     kept = r.rules.length;
   }
-  return { parseMs, rankMs: median(times), kept };
+  return { parseMs, ownParseMs, rankMs: median(times), kept };
 }
 
 const rows = [];
@@ -72,15 +81,24 @@ for (const size of SIZES) {
     const cold = runContext(home, rssFile); // first run: YAML parse, then the parse cache is written
     const warm = [];
     for (let i = 0; i < RUNS; i++) warm.push(runContext(home, rssFile));
+    // A mutation rewrites the file in our own YAML layout; then a read without the parse cache.
+    const firstId = /- id: (\S+)/.exec(yamlText)[1];
+    const mark = runCm(home, rssFile, ["mark", firstId, "--helpful", "--json"]);
+    rmSync(join(dir, ".cache"), { recursive: true, force: true });
+    const coldOwn = runContext(home, rssFile);
     const ranking = await inProcessRanking(yamlText);
     rows.push({
       size,
       yamlMiB: Buffer.byteLength(yamlText) / 1024 / 1024,
       coldMs: cold.wallMs,
       coldRss: cold.rssMiB,
+      coldOwnMs: coldOwn.wallMs,
+      coldOwnRss: coldOwn.rssMiB,
+      markMs: mark.wallMs,
+      markRss: mark.rssMiB,
       warmMs: median(warm.map((w) => w.wallMs)),
       warmRss: median(warm.map((w) => w.rssMiB)),
-      maxRss: Math.max(cold.rssMiB, ...warm.map((w) => w.rssMiB)),
+      maxWarmRss: Math.max(...warm.map((w) => w.rssMiB)),
       hits: warm[0].hits,
       ...ranking,
     });
@@ -91,19 +109,28 @@ for (const size of SIZES) {
 }
 
 const f = (n, d = 0) => n.toFixed(d);
+function nodeBaseline() {
+  const ts = [];
+  for (let i = 0; i < 15; i++) {
+    const t = performance.now();
+    spawnSync(process.execPath, ["-e", "0"]);
+    ts.push(performance.now() - t);
+  }
+  return median(ts);
+}
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${f(totalmem() / 2 ** 30)} GiB RAM (${f(freemem() / 2 ** 30)} free), Node ${process.version}, ${process.platform}`;
 const table = [
-  "| bullets | YAML size | `cm context` first run (no cache) | `cm context` warm, median of " + RUNS + " | peak RSS warm (median) | peak RSS max | YAML parse + validate in-process | ranking in-process (median) | rules returned |",
-  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  `| bullets | YAML size | \`cm context\` warm, median of ${RUNS} | peak RSS warm, median (max) | first read of a file written by the original cm | first read of a file written by us | \`cm mark\` (read, lock, rewrite) | in-process: parse original YAML / our YAML | in-process ranking (median) | rules returned |`,
+  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ...rows.map(
     (r) =>
-      `| ${r.size.toLocaleString("en")} | ${f(r.yamlMiB, 1)} MiB | ${f(r.coldMs)} ms, ${f(r.coldRss)} MiB | **${f(r.warmMs)} ms** | **${f(r.warmRss)} MiB** | ${f(r.maxRss)} MiB | ${f(r.parseMs)} ms | ${f(r.rankMs, 1)} ms | ${r.hits} |`,
+      `| ${r.size.toLocaleString("en")} | ${f(r.yamlMiB, 1)} MiB | **${f(r.warmMs)} ms** | **${f(r.warmRss)} MiB** (${f(r.maxWarmRss)}) | ${f(r.coldMs)} ms, ${f(r.coldRss)} MiB | ${f(r.coldOwnMs)} ms, ${f(r.coldOwnRss)} MiB | ${f(r.markMs)} ms, ${f(r.markRss)} MiB | ${f(r.parseMs)} ms / ${f(r.ownParseMs)} ms | ${f(r.rankMs, 1)} ms | ${r.hits} |`,
   ),
 ].join("\n");
 
 const section = [
   "<!-- bench:context:start -->",
-  `Measured ${new Date().toISOString().slice(0, 10)} on ${machine}.`,
+  `Measured ${new Date().toISOString().slice(0, 10)} on ${machine}; \`node -e 0\` alone: ${f(nodeBaseline())} ms (median).`,
   `Task: \`cm context "${TASK}" --json\`, no cass installed (history degraded), playbook in the global layer only.`,
   "",
   table,

@@ -1,3 +1,5 @@
+import { createRequire } from "node:module";
+
 // Generates a playbook in the original cm's on-disk format (schema_version 2, the full bullet
 // record as `cm playbook add` + `cm mark` write it) with varied, realistic rule texts.
 
@@ -13,61 +15,57 @@ const TOPICS = [
 ];
 const CONTEXTS = ["in the auth service", "for the billing API", "when touching the build scripts", "in the CLI entry point", "for database migrations", "in the web dashboard", "when running in CI", "for the worker queue"];
 
-function quote(s) {
-  return /^[A-Za-z][^:#\n'"]*$/.test(s) ? s : JSON.stringify(s);
-}
+// The original cm writes playbooks with the `yaml` package's stringify; so do we here, so that the
+// files are byte-for-byte what its users have (long lines folded, block sequences).
+const require = createRequire(new URL("../packages/store-yaml/package.json", import.meta.url));
+const YAML = require("yaml");
 
-export function generatePlaybookYaml(count, createdAt = "2026-11-22T11:57:09.200Z") {
-  const lines = [
-    "schema_version: 2",
-    "name: playbook",
-    "description: Auto-generated from cass-memory reflections",
-    "metadata:",
-    `  createdAt: ${createdAt}`,
-    "  totalReflections: 0",
-    "  totalSessionsProcessed: 0",
-    "deprecatedPatterns: []",
-    "bullets:",
-  ];
+export function generatePlaybook(count, createdAt = "2026-11-22T11:57:09.200Z") {
+  const bullets = [];
   for (let i = 0; i < count; i++) {
     const [category, rules] = TOPICS[i % TOPICS.length];
     const rule = rules[Math.floor(i / TOPICS.length) % rules.length];
     const context = CONTEXTS[Math.floor(i / (TOPICS.length * 4)) % CONTEXTS.length];
     const helpful = i % 7;
-    const id = `b-bench${i.toString(36).padStart(5, "0")}-${((i * 7919) % 46656).toString(36).padStart(3, "0")}abc`;
-    lines.push(
-      `  - id: ${id}`,
-      "    scope: global",
-      `    category: ${category}`,
-      `    content: ${quote(`${rule} ${context} (rule ${i})`)}`,
-      "    source: learned",
-      "    type: rule",
-      "    isNegative: false",
-      "    kind: workflow_rule",
-      "    state: draft",
-      `    maturity: ${helpful >= 3 ? "established" : "candidate"}`,
-      `    helpfulCount: ${helpful}`,
-      "    harmfulCount: 0",
-    );
-    if (helpful === 0) lines.push("    feedbackEvents: []");
-    else {
-      lines.push("    feedbackEvents:");
-      for (let h = 0; h < helpful; h++) {
-        lines.push("      - type: helpful", `        timestamp: 2026-11-${String(10 + h).padStart(2, "0")}T10:00:00.000Z`, `        sessionPath: /home/dev/.claude/projects/app/s${h}.jsonl`);
-      }
-    }
-    lines.push(
-      "    confidenceDecayHalfLifeDays: 90",
-      `    createdAt: ${createdAt}`,
-      `    updatedAt: ${createdAt}`,
-      "    pinned: false",
-      "    deprecated: false",
-      "    sourceSessions:",
-      "      - manual-cli",
-      "    sourceAgents:",
-      "      - unknown",
-      `    tags: [${category}]`,
-    );
+    bullets.push({
+      id: `b-bench${i.toString(36).padStart(5, "0")}-${((i * 7919) % 46656).toString(36).padStart(3, "0")}abc`,
+      scope: "global",
+      category,
+      content: `${rule} ${context} (rule ${i})`,
+      source: "learned",
+      type: "rule",
+      isNegative: false,
+      kind: "workflow_rule",
+      state: "draft",
+      maturity: helpful >= 3 ? "established" : "candidate",
+      helpfulCount: helpful,
+      harmfulCount: 0,
+      feedbackEvents: Array.from({ length: helpful }, (_, h) => ({
+        type: "helpful",
+        timestamp: `2026-11-${String(10 + h).padStart(2, "0")}T10:00:00.000Z`,
+        sessionPath: `/home/dev/.claude/projects/app/s${h}.jsonl`,
+      })),
+      confidenceDecayHalfLifeDays: 90,
+      createdAt,
+      updatedAt: createdAt,
+      pinned: false,
+      deprecated: false,
+      sourceSessions: ["manual-cli"],
+      sourceAgents: ["unknown"],
+      tags: [category],
+    });
   }
-  return `${lines.join("\n")}\n`;
+  return {
+    schema_version: 2,
+    name: "playbook",
+    description: "Auto-generated from cass-memory reflections",
+    metadata: { createdAt, totalReflections: 0, totalSessionsProcessed: 0 },
+    deprecatedPatterns: [],
+    bullets,
+  };
+}
+
+/** The playbook as the original cm writes it (`yaml.stringify`). */
+export function generatePlaybookYaml(count, createdAt) {
+  return YAML.stringify(generatePlaybook(count, createdAt));
 }
