@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { cpSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -9,7 +10,7 @@ beforeAll(assertBuilt);
 beforeEach(() => ({ home, cleanup } = tempHome()));
 afterEach(() => cleanup());
 
-const FIXTURE = "/work/shared/fixtures/original-home";
+const FIXTURE = fileURLToPath(new URL("../../../fixtures/original-home", import.meta.url));
 
 describe("program", () => {
   it("prints the package version", () => {

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -5,7 +6,7 @@ import { parse, parseDocument, stringify } from "yaml";
 import { emitYaml, isPlainSafe, parseOwnYaml } from "../src/fast-yaml.js";
 import { decodePlaybook, encodePlaybook, fromYaml, toYaml, validatePlaybookData } from "../src/yaml-codec.js";
 
-const FIXTURE = "/work/shared/fixtures/original-home/home/.cass-memory/playbook.yaml";
+const FIXTURE = fileURLToPath(new URL("../../../fixtures/original-home/home/.cass-memory/playbook.yaml", import.meta.url));
 
 /** Strings that trip up naive YAML writers. */
 const TRAPS = [

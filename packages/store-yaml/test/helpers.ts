@@ -1,26 +1,18 @@
+import { fileURLToPath } from "node:url";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Logger } from "@cass-memory/core";
+import { createMemoryLogger, type MemoryLogger } from "@cass-memory/core/testing";
 
-export interface TestLogger extends Logger {
-  readonly lines: Array<{ level: string; message: string }>;
-}
+export type TestLogger = MemoryLogger;
 
-export function testLogger(): TestLogger {
-  const lines: Array<{ level: string; message: string }> = [];
-  return {
-    lines,
-    debug: (message) => void lines.push({ level: "debug", message }),
-    info: (message) => void lines.push({ level: "info", message }),
-    warn: (message) => void lines.push({ level: "warn", message }),
-    error: (message) => void lines.push({ level: "error", message }),
-  };
-}
+/** A logger that keeps its lines, for assertions. */
+export const testLogger = (): TestLogger => createMemoryLogger();
 
 export async function tempDir(prefix = "cm-store-yaml-"): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export const FIXTURE_HOME = "/work/shared/fixtures/original-home";
+/** A real `~/.cass-memory` and repo `.cass/` written by the original cm (see fixtures/original-home/README.md). */
+export const FIXTURE_HOME = fileURLToPath(new URL("../../../fixtures/original-home", import.meta.url));
