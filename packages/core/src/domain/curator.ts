@@ -173,6 +173,31 @@ function isDeprecatedLike(b: Pick<Bullet, "deprecated" | "maturity" | "state">):
 }
 
 /** Applies `deltas` to a copy of `target` and runs the post-processing passes. */
+interface DuplicateOutcome {
+  deprecated: string;
+  otherLayer: string;
+  deprecatedInTarget: string;
+  reinforced: string;
+  eventContext: string;
+}
+
+const DUPLICATE_OUTCOMES: Readonly<Record<"exact" | "similar", DuplicateOutcome>> = {
+  exact: {
+    deprecated: "Exact duplicate exists but is deprecated",
+    otherLayer: "Exact duplicate exists in other playbook layer",
+    deprecatedInTarget: "Exact duplicate is deprecated in target; not reinforcing",
+    reinforced: "Reinforced existing exact duplicate",
+    eventContext: REINFORCED_EXACT,
+  },
+  similar: {
+    deprecated: "Similar bullet exists but is deprecated; skipping to avoid resurrecting it",
+    otherLayer: "Similar bullet exists in other playbook layer",
+    deprecatedInTarget: "Similar bullet is deprecated in target; not reinforcing",
+    reinforced: "Reinforced existing similar bullet",
+    eventContext: REINFORCED_SIMILAR,
+  },
+};
+
 export function curatePlaybook(target: Playbook, deltas: readonly Delta[], ctx: CurateContext): CurationResult {
   const { config, now } = ctx;
   const nowIso = now.toISOString();
@@ -245,6 +270,18 @@ export function curatePlaybook(target: Playbook, deltas: readonly Delta[], ctx: 
     b.updatedAt = nowIso;
   };
 
+  /** An add that duplicates an existing bullet reinforces it, unless that would revive a deprecated rule. */
+  const settleDuplicate = (delta: Delta, match: { id: string; deprecated: boolean }, outcome: DuplicateOutcome): void => {
+    const inTarget = get(match.id);
+    if (match.deprecated) decide(delta, false, outcome.deprecated, match.id);
+    else if (inTarget === undefined) decide(delta, false, outcome.otherLayer, match.id);
+    else if (isDeprecatedLike(inTarget)) decide(delta, false, outcome.deprecatedInTarget, match.id);
+    else {
+      reinforce(match.id, delta.type === "add" ? delta.sourceSession : undefined, outcome.eventContext);
+      decide(delta, true, outcome.reinforced, match.id);
+    }
+  };
+
   const alreadyRecorded = (b: Bullet, type: "helpful" | "harmful", session: string | undefined): boolean =>
     session !== undefined &&
     session !== "" &&
@@ -271,28 +308,14 @@ export function curatePlaybook(target: Playbook, deltas: readonly Delta[], ctx: 
         const hash = hashContent(content);
         const exact = firstByHash.get(hash);
         if (exact !== undefined) {
-          const inTarget = get(exact.id);
-          if (exact.deprecated) decide(delta, false, "Exact duplicate exists but is deprecated", exact.id);
-          else if (inTarget === undefined) decide(delta, false, "Exact duplicate exists in other playbook layer", exact.id);
-          else if (isDeprecatedLike(inTarget)) decide(delta, false, "Exact duplicate is deprecated in target; not reinforcing", exact.id);
-          else {
-            reinforce(exact.id, delta.sourceSession, REINFORCED_EXACT);
-            decide(delta, true, "Reinforced existing exact duplicate", exact.id);
-          }
+          settleDuplicate(delta, exact, DUPLICATE_OUTCOMES.exact);
           break;
         }
 
         const tokens = tokenSet(content);
         const similar = findSimilar(tokens, refEntries, threshold);
         if (similar !== undefined) {
-          const inTarget = get(similar.id);
-          if (similar.deprecated) decide(delta, false, "Similar bullet exists but is deprecated; skipping to avoid resurrecting it", similar.id);
-          else if (inTarget === undefined) decide(delta, false, "Similar bullet exists in other playbook layer", similar.id);
-          else if (isDeprecatedLike(inTarget)) decide(delta, false, "Similar bullet is deprecated in target; not reinforcing", similar.id);
-          else {
-            reinforce(similar.id, delta.sourceSession, REINFORCED_SIMILAR);
-            decide(delta, true, "Reinforced existing similar bullet", similar.id);
-          }
+          settleDuplicate(delta, similar, DUPLICATE_OUTCOMES.similar);
           break;
         }
 
