@@ -58,7 +58,13 @@ describe("add → context → mark", () => {
       category: "debugging",
     });
     if (!("bullet" in added)) throw new Error("expected a single add");
-    expect(added.bullet).toMatchObject({ kind: "workflow_rule", state: "draft", maturity: "candidate", sourceSessions: ["manual-cli"] });
+    expect(added.bullet).toMatchObject({ kind: "workflow_rule", state: "draft", maturity: "candidate", sourceSessions: ["manual-cli"], sourceAgents: ["unknown"] });
+    const withSession = await runOperation(playbookAddOperation, deps, {
+      content: "Rotate the session signing secret through the secret manager",
+      session: "/home/dev/.codex/sessions/s9.jsonl",
+    });
+    if (!("bullet" in withSession)) throw new Error("expected a single add");
+    expect(withSession.bullet).toMatchObject({ sourceSessions: ["manual-cli", "/home/dev/.codex/sessions/s9.jsonl"], sourceAgents: ["codex"] });
 
     const ctx = await runOperation(contextOperation, deps, { task: "debug 401 errors after deploy" });
     expect(ctx.relevantBullets.map((b) => b.id)).toEqual([added.bullet.id]);

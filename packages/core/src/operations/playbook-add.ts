@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../errors.js";
-import { newBullet } from "../domain/curator.js";
+import { agentFromSessionPath, newBullet } from "../domain/curator.js";
 import { defineOperation } from "../operation.js";
 import type { OperationDeps } from "../ports.js";
 import type { Bullet } from "../schemas/playbook.js";
@@ -62,7 +62,7 @@ export const playbookAddOperation = defineOperation({
   output: PlaybookAddResultSchema,
   async run(deps, input): Promise<PlaybookAddSingleResult | PlaybookAddBatchResult> {
     const targetPath = deps.store.locations.globalPlaybook;
-    if (input.batch) return addBatch(deps, input.batch, input.category, targetPath);
+    if (input.batch) return addBatch(deps, input.batch, input.category, input.session, targetPath);
 
     const content = input.content?.trim() ?? "";
     if (content === "") {
@@ -71,7 +71,7 @@ export const playbookAddOperation = defineOperation({
         details: { missing: "content", usage: `${deps.cliName} playbook add <content> [--file <path>]` },
       });
     }
-    const bullet = makeManualBullet(deps, content, input.category);
+    const bullet = makeManualBullet(deps, content, input.category, input.session);
     await deps.store.mutatePlaybook("global", (playbook) => {
       playbook.bullets.push(bullet);
     });
@@ -79,15 +79,20 @@ export const playbookAddOperation = defineOperation({
   },
 });
 
-function makeManualBullet(deps: OperationDeps, content: string, category: string | undefined): Bullet {
+/**
+ * A rule added by hand. Its provenance is `manual-cli`, as in the original; with `--session` the
+ * session it came from is recorded too (and its agent, read from the path), so `why` can show it.
+ */
+function makeManualBullet(deps: OperationDeps, content: string, category: string | undefined, session?: string): Bullet {
+  const sessionPath = session?.trim();
   return newBullet(
     {
       content,
       category: category?.trim() || "general",
       scope: "global",
       kind: "workflow_rule",
-      sourceSessions: ["manual-cli"],
-      sourceAgents: ["unknown"],
+      sourceSessions: sessionPath ? ["manual-cli", sessionPath] : ["manual-cli"],
+      sourceAgents: [sessionPath ? agentFromSessionPath(sessionPath) : "unknown"],
     },
     { config: deps.config, now: deps.clock.now(), ids: deps.ids },
   );
@@ -97,6 +102,7 @@ async function addBatch(
   deps: OperationDeps,
   batch: { source: string; text: string | null; readError?: string | undefined },
   defaultCategory: string | undefined,
+  session: string | undefined,
   targetPath: string,
 ): Promise<PlaybookAddBatchResult> {
   const result: PlaybookAddBatchResult = {
@@ -133,7 +139,7 @@ async function addBatch(
       fail(content ?? "[item]", parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; "));
       continue;
     }
-    bullets.push(makeManualBullet(deps, parsed.data.content, parsed.data.category ?? defaultCategory));
+    bullets.push(makeManualBullet(deps, parsed.data.content, parsed.data.category ?? defaultCategory, session));
   }
   if (bullets.length > 0) {
     await deps.store.mutatePlaybook("global", (playbook) => {
