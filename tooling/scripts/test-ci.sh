@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds every package, checks the architecture's dependency rules, runs every test project once
+# Builds every package, typechecks sources and tests, checks the architecture's dependency rules, runs every test project once
 # and prints "N passed, M failed" (the line CI reads). Exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -8,6 +8,7 @@ status=0
 pnpm turbo run build --output-logs=errors-only || status=1
 if [ "$status" -eq 0 ]; then
   node tooling/scripts/check-boundaries.mjs || status=1
+  pnpm turbo run typecheck --output-logs=errors-only || status=1
 fi
 if [ "$status" -eq 0 ]; then
   pnpm exec vitest run --reporter=default --reporter=json --outputFile.json=.vitest-report.json || status=1

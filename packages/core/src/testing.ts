@@ -12,7 +12,9 @@ export {
   createFakeEpisodicSource,
   createMemoryLogger,
   createSequentialIds,
+  createTestBullet,
   createTestDeps,
+  TEST_BULLET_TIME,
 } from "./testing/fakes.js";
 export type { FakeClock, FakeEpisodicOptions, MemoryLogger } from "./testing/fakes.js";
 export { CASS_NOT_FOUND_DEGRADED, createNullEpisodicSource } from "./episodic/null-source.js";

@@ -1,4 +1,5 @@
 import type { Bullet } from "@cass-memory/core";
+import { createTestBullet } from "@cass-memory/core/testing";
 
 /**
  * Strings that YAML (1.1 or 1.2), JSON or a naive serialiser would turn into something else: booleans,
@@ -84,30 +85,7 @@ export const NOW_ISO = "2026-01-02T03:04:05.678Z";
 
 /** A complete bullet as the original writes it (field order of the original). */
 export function makeBullet(id: string, overrides: Partial<Bullet> & Record<string, unknown> = {}): Bullet {
-  return {
-    id,
-    scope: "global",
-    category: "testing",
-    content: `Rule ${id}`,
-    source: "learned",
-    type: "rule",
-    isNegative: false,
-    kind: "workflow_rule",
-    state: "draft",
-    maturity: "candidate",
-    helpfulCount: 0,
-    harmfulCount: 0,
-    feedbackEvents: [],
-    confidenceDecayHalfLifeDays: 90,
-    createdAt: NOW_ISO,
-    updatedAt: NOW_ISO,
-    pinned: false,
-    deprecated: false,
-    sourceSessions: [],
-    sourceAgents: [],
-    tags: [],
-    ...overrides,
-  } as Bullet;
+  return createTestBullet({ id, category: "testing", content: `Rule ${id}`, createdAt: NOW_ISO, updatedAt: NOW_ISO, ...overrides });
 }
 
 /** Unknown fields at every level; a store must keep them verbatim. */

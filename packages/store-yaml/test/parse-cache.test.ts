@@ -1,3 +1,4 @@
+import { createTestBullet } from "@cass-memory/core/testing";
 import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -29,29 +30,17 @@ function bigPlaybook(count: number, description = "Auto-generated from cass-memo
     description,
     metadata: { createdAt: NOW, totalReflections: 0, totalSessionsProcessed: 0 },
     deprecatedPatterns: [],
-    bullets: Array.from({ length: count }, (_, i) => ({
-      id: `b-cache-${i}`,
-      scope: "global",
-      category: "perf",
-      content: `Rule number ${i}: always measure before optimising, and keep the measurement script around`,
-      source: "learned",
-      type: "rule",
-      isNegative: false,
-      kind: "workflow_rule",
-      state: "draft",
-      maturity: "candidate",
-      helpfulCount: i % 7,
-      harmfulCount: 0,
-      feedbackEvents: [],
-      confidenceDecayHalfLifeDays: 90,
-      createdAt: NOW,
-      updatedAt: NOW,
-      pinned: false,
-      deprecated: false,
-      sourceSessions: [],
-      sourceAgents: [],
-      tags: ["perf"],
-    })),
+    bullets: Array.from({ length: count }, (_, i) =>
+      createTestBullet({
+        id: `b-cache-${i}`,
+        category: "perf",
+        content: `Rule number ${i}: always measure before optimising, and keep the measurement script around`,
+        helpfulCount: i % 7,
+        createdAt: NOW,
+        updatedAt: NOW,
+        tags: ["perf"],
+      }),
+    ),
   };
 }
 

@@ -1,5 +1,6 @@
 import { BulletSchema, type Bullet } from "../schemas/playbook.js";
 import type { IdGenerator } from "../ports.js";
+import { createTestBullet } from "../testing/fakes.js";
 
 /** Helpers for the domain tests (not exported from the package). */
 
@@ -14,14 +15,7 @@ export type BulletOverrides = { [K in keyof Bullet]?: unknown } & Record<string,
 
 /** A schema-valid bullet with defaults filled; any field may be overridden. */
 export function makeBullet(overrides: BulletOverrides = {}): Bullet {
-  return BulletSchema.parse({
-    id: "b-test",
-    category: "general",
-    content: "Use pnpm for installs",
-    createdAt: T0.toISOString(),
-    updatedAt: T0.toISOString(),
-    ...overrides,
-  });
+  return BulletSchema.parse(createTestBullet({ createdAt: T0.toISOString(), updatedAt: T0.toISOString(), ...(overrides as Partial<Bullet>) }));
 }
 
 /** `n` feedback events of one type, `ageDays` old relative to `now`. */

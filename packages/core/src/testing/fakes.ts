@@ -1,4 +1,5 @@
 import { defaultConfig, type Config } from "../schemas/config.js";
+import type { Bullet } from "../schemas/playbook.js";
 import type {
   Clock,
   DegradedInfo,
@@ -123,4 +124,37 @@ export function createTestDeps(store: Store, overrides: Partial<OperationDeps> =
     logger,
     config,
   };
+}
+
+export const TEST_BULLET_TIME = "2026-01-01T00:00:00.000Z";
+
+/**
+ * A complete bullet record as `cm playbook add` writes it (every field, in the original's order);
+ * any field may be overridden, including unknown ones.
+ */
+export function createTestBullet(overrides: Partial<Bullet> & Record<string, unknown> = {}): Bullet {
+  return {
+    id: "b-test",
+    scope: "global",
+    category: "general",
+    content: "Use pnpm for installs",
+    source: "learned",
+    type: "rule",
+    isNegative: false,
+    kind: "workflow_rule",
+    state: "draft",
+    maturity: "candidate",
+    helpfulCount: 0,
+    harmfulCount: 0,
+    feedbackEvents: [],
+    confidenceDecayHalfLifeDays: 90,
+    createdAt: TEST_BULLET_TIME,
+    updatedAt: TEST_BULLET_TIME,
+    pinned: false,
+    deprecated: false,
+    sourceSessions: [],
+    sourceAgents: [],
+    tags: [],
+    ...overrides,
+  } as Bullet;
 }
