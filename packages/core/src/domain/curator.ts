@@ -133,31 +133,22 @@ const LEADING_DIRECTIVE = /^(always |prefer |use |try |consider |ensure )/i;
 export function invertToAntiPattern(bullet: Bullet, ctx: NewBulletContext): Bullet {
   const nowIso = ctx.now.toISOString();
   const cleaned = bullet.content.replace(LEADING_DIRECTIVE, "").trim();
-  const inverted: Bullet = {
-    id: ctx.ids.bulletId(),
-    scope: bullet.scope,
-    category: bullet.category,
-    content: `AVOID: ${cleaned}. Marked harmful ${bullet.harmfulCount} times`,
-    source: "learned",
-    type: "anti-pattern",
-    isNegative: true,
-    kind: "anti_pattern",
-    state: "active",
-    maturity: "candidate",
-    helpfulCount: 0,
-    harmfulCount: 0,
-    feedbackEvents: [],
-    confidenceDecayHalfLifeDays: ctx.config.scoring.decayHalfLifeDays,
-    createdAt: nowIso,
-    updatedAt: nowIso,
-    pinned: false,
-    deprecated: false,
-    sourceSessions: [...(bullet.sourceSessions ?? [])],
-    sourceAgents: [...(bullet.sourceAgents ?? [])],
-    tags: [...(bullet.tags ?? []), "inverted", "anti-pattern"],
-  };
-  if (bullet.workspace !== undefined) inverted.workspace = bullet.workspace;
-  return inverted;
+  return newBullet(
+    {
+      content: `AVOID: ${cleaned}. Marked harmful ${bullet.harmfulCount} times`,
+      category: bullet.category,
+      scope: bullet.scope,
+      workspace: bullet.workspace,
+      type: "anti-pattern",
+      isNegative: true,
+      kind: "anti_pattern",
+      state: "active",
+      sourceSessions: bullet.sourceSessions ?? [],
+      sourceAgents: bullet.sourceAgents ?? [],
+      tags: [...(bullet.tags ?? []), "inverted", "anti-pattern"],
+    },
+    ctx,
+  );
 }
 
 /** A bullet of the dedup reference (merged view or added earlier in this batch). */

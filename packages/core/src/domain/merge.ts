@@ -5,6 +5,7 @@ import {
   type DeprecatedPattern,
   type Playbook,
 } from "../schemas/playbook.js";
+import { deprecateBullet } from "./curator.js";
 import { normalizeForHash, tokenSet } from "./text.js";
 
 /** The merged view of the global and repo playbooks with the blocked-log filter (reference §4.3). */
@@ -84,7 +85,7 @@ export function applyBlockFilter(
 
   return bullets.map((bullet) => {
     if (bullet.deprecated) return bullet;
-    return isBlockedContent(bullet.content, blockedTexts, metas) ? blockBullet(bullet, nowIso) : bullet;
+    return isBlockedContent(bullet.content, blockedTexts, metas) ? deprecateBullet(bullet, BLOCKED_CONTENT_REASON, nowIso) : bullet;
   });
 }
 
@@ -124,17 +125,4 @@ function isBlockedContent(content: string, blockedTexts: ReadonlySet<string>, me
     if (union > 0 && intersection / union > BLOCKED_SIMILARITY_THRESHOLD) return true;
   }
   return false;
-}
-
-function blockBullet(bullet: Bullet, nowIso: string): Bullet {
-  const { replacedBy: _replacedBy, ...rest } = bullet;
-  return {
-    ...rest,
-    deprecated: true,
-    deprecatedAt: nowIso,
-    deprecationReason: BLOCKED_CONTENT_REASON,
-    state: "retired",
-    maturity: "deprecated",
-    updatedAt: nowIso,
-  };
 }

@@ -1,5 +1,6 @@
 import { defaultConfig, type Config } from "../schemas/config.js";
 import type { Bullet } from "../schemas/playbook.js";
+import { newBullet } from "../domain/curator.js";
 import type {
   Clock,
   DegradedInfo,
@@ -133,28 +134,9 @@ export const TEST_BULLET_TIME = "2026-01-01T00:00:00.000Z";
  * any field may be overridden, including unknown ones.
  */
 export function createTestBullet(overrides: Partial<Bullet> & Record<string, unknown> = {}): Bullet {
-  return {
-    id: "b-test",
-    scope: "global",
-    category: "general",
-    content: "Use pnpm for installs",
-    source: "learned",
-    type: "rule",
-    isNegative: false,
-    kind: "workflow_rule",
-    state: "draft",
-    maturity: "candidate",
-    helpfulCount: 0,
-    harmfulCount: 0,
-    feedbackEvents: [],
-    confidenceDecayHalfLifeDays: 90,
-    createdAt: TEST_BULLET_TIME,
-    updatedAt: TEST_BULLET_TIME,
-    pinned: false,
-    deprecated: false,
-    sourceSessions: [],
-    sourceAgents: [],
-    tags: [],
-    ...overrides,
-  } as Bullet;
+  const base = newBullet(
+    { id: "b-test", category: "general", content: "Use pnpm for installs" },
+    { config: defaultConfig(), now: new Date(TEST_BULLET_TIME), ids: createSequentialIds() },
+  );
+  return { ...base, sourceAgents: [], ...overrides } as Bullet;
 }
