@@ -1,5 +1,6 @@
 import type { Config } from "./schemas/config.js";
 import type { BlockedEntry, Playbook } from "./schemas/playbook.js";
+import type { JournalEvent } from "./schemas/records.js";
 
 /**
  * Ports: the interfaces every adapter implements. Core is written against these only; the
@@ -75,6 +76,53 @@ export interface LogReadResult {
   malformed: number;
 }
 
+/** Handed to a playbook mutation alongside the playbook. */
+export interface MutationTx {
+  /**
+   * Queues audit-journal events. The store appends them to the layer's journal after the playbook
+   * is written and before the lock is released, so the journal and the playbook never disagree.
+   * Nothing is appended when the mutation throws.
+   */
+  journal(events: readonly JournalEvent[]): void;
+}
+
+/** A custom starter file found in `<globalDir>/starters/` (reference §1.5.18). */
+export interface StarterFile {
+  path: string;
+  /** The parsed document, or undefined when the file could not be parsed (`error` says why). */
+  data?: unknown;
+  error?: string;
+}
+
+export type HealthStatus = "pass" | "warn" | "fail";
+
+export interface HealthCheck {
+  category: string;
+  item: string;
+  status: HealthStatus;
+  message: string;
+  details?: unknown;
+}
+
+export interface FixableIssue {
+  id: string;
+  description: string;
+  category: string;
+  severity: "warn" | "fail";
+  safety: "safe" | "cautious" | "manual";
+}
+
+export interface FixResult {
+  id: string;
+  success: boolean;
+  message: string;
+}
+
+export interface StoreDiagnosis {
+  checks: HealthCheck[];
+  fixableIssues: FixableIssue[];
+}
+
 export interface Store {
   readonly locations: StoreLocations;
 
@@ -92,15 +140,38 @@ export interface Store {
    * nothing is written and the error propagates. A corrupt file is never overwritten.
    * `repo` outside a repository throws `CONFIG_INVALID`.
    */
-  mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook) => T | Promise<T>): Promise<T>;
+  mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>): Promise<T>;
+
+  /** The layer's audit journal, oldest first. Malformed lines are skipped. Empty when absent. */
+  readJournal(layer: Layer): Promise<JournalEvent[]>;
 
   /** Entries of the layer's blocked log plus its legacy toxic log. Malformed lines are skipped. */
   readBlocked(layer: Layer): Promise<BlockedEntry[]>;
   /** Appends entries to the layer's blocked log under its lock. */
   appendBlocked(layer: Layer, entries: BlockedEntry[]): Promise<void>;
+  /**
+   * Rewrites the layer's blocked log without the entries of these ids (under its lock; lines that
+   * are not valid JSON are kept). Returns how many entries were removed.
+   */
+  removeBlocked(layer: Layer, ids: readonly string[]): Promise<number>;
 
   appendLog(layer: Layer, log: LogName, records: unknown[]): Promise<void>;
   readLog(layer: Layer, log: LogName): Promise<LogReadResult>;
+
+  /** Custom starter playbooks in `<globalDir>/starters/` and `starters/custom/`, sorted by path. */
+  readStarterFiles(): Promise<StarterFile[]>;
+
+  /**
+   * Read-modify-write of the global configuration file (`config.json`) under its lock. `fn` gets
+   * the file's object (empty when the file is missing) and changes it in place. A file that is not
+   * a JSON object is never overwritten: CONFIG_INVALID. Returns the written object.
+   */
+  mutateConfigFile(fn: (raw: Record<string, unknown>) => void): Promise<Record<string, unknown>>;
+
+  /** Storage health for `cm doctor` (optional: a store without it is reported as such). */
+  diagnose?(): Promise<StoreDiagnosis>;
+  /** Applies one fix from `diagnose().fixableIssues`, backing files up first. */
+  applyFix?(id: string): Promise<FixResult>;
 
   layerStatus(layer: Layer): Promise<LayerStatus>;
   /** Creates the layer's directory and files (`cm init`); see InitializeOptions. */
@@ -172,6 +243,16 @@ export interface EpisodicSource {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The user's workspace (read-only): used to run bullets' verification checks.
+
+export interface WorkspaceFiles {
+  /** True when `path` (absolute, or relative to `base`) exists as a file or directory. */
+  exists(base: string, path: string): Promise<boolean>;
+  /** The file's text (at most `maxBytes`), or null when it is missing or unreadable. */
+  readText(base: string, path: string, maxBytes: number): Promise<string | null>;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Everything an operation may use.
 
 export interface OperationDeps {
@@ -183,4 +264,8 @@ export interface OperationDeps {
   config: Config;
   /** The program name used in hints and commands (`cm`). */
   cliName: string;
+  /** Read access to the workspace for verification checks. */
+  files: WorkspaceFiles;
+  /** Who is acting, recorded in the audit journal (default: the program name). */
+  actor?: string;
 }

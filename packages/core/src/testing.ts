@@ -10,11 +10,12 @@ export type { MemoryLogTarget, MemoryStore, MemoryStoreBacking, MemoryStoreOptio
 export {
   createFakeClock,
   createFakeEpisodicSource,
+  createMemoryFiles,
   createMemoryLogger,
   createSequentialIds,
   createTestBullet,
   createTestDeps,
   TEST_BULLET_TIME,
 } from "./testing/fakes.js";
-export type { FakeClock, FakeEpisodicOptions, MemoryLogger } from "./testing/fakes.js";
+export type { FakeClock, FakeEpisodicOptions, MemoryFiles, MemoryLogger } from "./testing/fakes.js";
 export { CASS_NOT_FOUND_DEGRADED, createNullEpisodicSource } from "./episodic/null-source.js";

@@ -1,5 +1,7 @@
 import { randomBytes, randomInt } from "node:crypto";
-import type { Clock, IdGenerator, Logger } from "@cass-memory/core";
+import { access, open } from "node:fs/promises";
+import { isAbsolute, resolve as resolvePath } from "node:path";
+import type { Clock, IdGenerator, Logger, WorkspaceFiles } from "@cass-memory/core";
 
 /** Node implementations of core's small ports. */
 
@@ -50,6 +52,34 @@ export function createStderrLogger(options: StderrLoggerOptions = {}): Logger {
     },
     error(message) {
       write(`[cm] ERROR: ${message}`);
+    },
+  };
+}
+
+/** Read-only access to the workspace for bullets' verification checks. */
+export function createNodeWorkspaceFiles(): WorkspaceFiles {
+  const resolveIn = (base: string, path: string): string => (isAbsolute(path) ? path : resolvePath(base, path));
+  return {
+    async exists(base, path) {
+      try {
+        await access(resolveIn(base, path));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async readText(base, path, maxBytes) {
+      let handle: Awaited<ReturnType<typeof open>> | undefined;
+      try {
+        handle = await open(resolveIn(base, path), "r");
+        const buffer = Buffer.alloc(Math.max(0, maxBytes));
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+        return buffer.subarray(0, bytesRead).toString("utf8");
+      } catch {
+        return null;
+      } finally {
+        await handle?.close();
+      }
     },
   };
 }

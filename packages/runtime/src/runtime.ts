@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { CASS_NOT_FOUND_DEGRADED, createNullEpisodicSource, type Config, type OperationDeps } from "@cass-memory/core";
 import { createYamlStore } from "@cass-memory/store-yaml";
 import { loadConfig } from "./config.js";
-import { createIdGenerator, createStderrLogger, systemClock } from "./node-ports.js";
+import { createIdGenerator, createNodeWorkspaceFiles, createStderrLogger, systemClock } from "./node-ports.js";
 import { findGitRoot, resolveGlobalDir } from "./paths.js";
 
 export interface RuntimeOptions {
@@ -58,6 +58,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     logger,
     config,
     cliName: options.cliName ?? "cm",
+    files: createNodeWorkspaceFiles(),
   };
   logger.debug(`globalDir=${globalDir} repoRoot=${repoRoot ?? "(none)"} playbook=${config.playbookPath}`);
   return {

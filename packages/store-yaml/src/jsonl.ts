@@ -30,7 +30,7 @@ export async function readJsonl(path: string): Promise<JsonlLines> {
  * does not end with a newline (a torn last line), a newline is written first so that the new record
  * is not glued onto it.
  */
-export async function appendJsonl(path: string, records: readonly unknown[]): Promise<void> {
+export async function appendJsonl(path: string, records: readonly unknown[], options: { sync?: boolean } = {}): Promise<void> {
   if (records.length === 0) return;
   const body = records.map((r) => JSON.stringify(r)).join("\n") + "\n";
   try {
@@ -45,6 +45,7 @@ export async function appendJsonl(path: string, records: readonly unknown[]): Pr
         if (last[0] !== 0x0a) prefix = "\n";
       }
       await handle.appendFile(prefix + body);
+      if (options.sync) await handle.sync();
     } finally {
       await handle.close();
     }

@@ -1,8 +1,9 @@
 import { constants as fsConstants } from "node:fs";
-import { access, copyFile, mkdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { access, copyFile, mkdir, readFile, readdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import {
   AppError,
+  JournalEventSchema,
   createEmptyPlaybook,
   decodeBlockedEntries,
   defaultConfig,
@@ -18,7 +19,10 @@ import type {
   LogName,
   LogReadResult,
   Logger,
+  JournalEvent,
+  MutationTx,
   Playbook,
+  StarterFile,
   Store,
   StoreLocations,
 } from "@cass-memory/core";
@@ -27,7 +31,7 @@ import { appendJsonl, readError, readJsonl } from "./jsonl.js";
 import { withLock } from "./lock.js";
 import type { LockOptions } from "./lock.js";
 import { ParseCache, sha256Hex } from "./parse-cache.js";
-import { REPO_PLAYBOOK_HEADER, decodePlaybook, leadingComments, toYaml } from "./yaml-codec.js";
+import { REPO_PLAYBOOK_HEADER, decodePlaybook, fromYaml, leadingComments, toYaml } from "./yaml-codec.js";
 
 export interface YamlStoreOptions {
   /** The global data directory (`~/.cass-memory`). */
@@ -58,6 +62,9 @@ const LOG_FILES: Readonly<Record<LogName, string>> = {
 };
 
 const DEFAULT_CACHE_MIN_BYTES = 32 * 1024;
+
+/** The audit journal's file name, beside each playbook (beyond the original). */
+export const JOURNAL_FILE = "events.jsonl";
 
 function notInRepo(): AppError {
   return new AppError("CONFIG_INVALID", "Not in a git repository. Run from within a git repo.", {
@@ -157,9 +164,15 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     return loaded?.playbook ?? null;
   }
 
-  async function mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook) => T | Promise<T>): Promise<T> {
+  function journalPathOf(layer: Layer): string | null {
     const path = playbookPathOf(layer);
-    if (path === null) throw notInRepo();
+    return path === null ? null : join(dirname(path), JOURNAL_FILE);
+  }
+
+  async function mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>): Promise<T> {
+    const path = playbookPathOf(layer);
+    const journalPath = journalPathOf(layer);
+    if (path === null || journalPath === null) throw notInRepo();
     let written: { text: string; playbook: Playbook } | null = null;
     const result = await withLock(
       path,
@@ -167,10 +180,14 @@ export function createYamlStore(options: YamlStoreOptions): Store {
         const loaded = await load(path, layer);
         const playbook = loaded?.playbook ?? createEmptyPlaybook(new Date().toISOString(), layer);
         const header = loaded ? leadingComments(loaded.bytes.toString("utf8")) : layer === "repo" ? REPO_PLAYBOOK_HEADER : "";
-        const value = await fn(playbook);
+        const queued: JournalEvent[] = [];
+        const value = await fn(playbook, { journal: (events) => void queued.push(...events) });
         const checked = validatePlaybookForWrite(playbook, path);
+        const events = queued.map((event) => JournalEventSchema.parse(event));
         const text = header + toYaml(checked);
         await atomicWriteFile(path, text);
+        // Still under the playbook's lock: no other writer can slip between the two writes.
+        if (events.length > 0) await appendJsonl(journalPath, events, { sync: true });
         written = { text, playbook: checked };
         return value;
       },
@@ -182,6 +199,21 @@ export function createYamlStore(options: YamlStoreOptions): Store {
       await cache.put(path, sha256Hex(done.text), done.playbook);
     }
     return result;
+  }
+
+  async function readJournal(layer: Layer): Promise<JournalEvent[]> {
+    const path = layer === "repo" && repoDir === null ? null : journalPathOf(layer);
+    if (path === null) return [];
+    const { values, malformed } = await readJsonl(path);
+    const events: JournalEvent[] = [];
+    let invalid = malformed;
+    for (const value of values) {
+      const parsed = JournalEventSchema.safeParse(value);
+      if (parsed.success) events.push(parsed.data);
+      else invalid++;
+    }
+    if (invalid > 0) logger.warn(`Skipped ${invalid} malformed line(s) in ${path}`);
+    return events;
   }
 
   async function readBlocked(layer: Layer): Promise<BlockedEntry[]> {
@@ -206,6 +238,104 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     if (records.length === 0) return;
     const path = join(dir, "blocked.log");
     await withLock(path, () => appendJsonl(path, records), lockOptions);
+  }
+
+  async function removeBlocked(layer: Layer, ids: readonly string[]): Promise<number> {
+    const dir = layerDir(layer);
+    if (dir === null || ids.length === 0) return 0;
+    const path = join(dir, "blocked.log");
+    const drop = new Set(ids);
+    return withLock(
+      path,
+      async () => {
+        let text: string;
+        try {
+          text = await readFile(path, "utf8");
+        } catch (error) {
+          if (errnoOf(error) === "ENOENT") return 0;
+          throw readError(path, error);
+        }
+        let removed = 0;
+        const kept = text.split("\n").filter((line) => {
+          if (line.trim() === "") return false;
+          try {
+            const value = JSON.parse(line) as { id?: unknown } | null;
+            if (value !== null && typeof value.id === "string" && drop.has(value.id)) {
+              removed++;
+              return false;
+            }
+          } catch {
+            // Lines that are not JSON are kept as they are (reference §4.6).
+          }
+          return true;
+        });
+        if (removed > 0) await atomicWriteFile(path, kept.length > 0 ? kept.join("\n") + "\n" : "");
+        return removed;
+      },
+      lockOptions,
+    );
+  }
+
+  async function readStarterFiles(): Promise<StarterFile[]> {
+    const found: StarterFile[] = [];
+    for (const dir of [join(globalDir, "starters"), join(globalDir, "starters", "custom")]) {
+      let names: string[];
+      try {
+        names = await readdir(dir);
+      } catch {
+        continue;
+      }
+      for (const name of names.sort()) {
+        if (!/\.(ya?ml|json)$/i.test(name)) continue;
+        const path = join(dir, name);
+        try {
+          const text = await readFile(path, "utf8");
+          found.push({ path, data: /\.json$/i.test(name) ? (JSON.parse(text) as unknown) : fromYaml(text, path) });
+        } catch (error) {
+          found.push({ path, error: error instanceof Error ? error.message : String(error) });
+        }
+      }
+    }
+    return found;
+  }
+
+  async function mutateConfigFile(fn: (raw: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
+    const path = join(globalDir, "config.json");
+    return withLock(
+      path,
+      async () => {
+        let raw: Record<string, unknown> = {};
+        let text = "";
+        try {
+          text = await readFile(path, "utf8");
+        } catch (error) {
+          if (errnoOf(error) !== "ENOENT") throw readError(path, error);
+        }
+        if (text.trim() !== "") {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(text);
+          } catch (error) {
+            throw new AppError("CONFIG_INVALID", `Config file ${path} is not valid JSON`, {
+              hint: `Fix ${path} by hand, or run 'cm doctor --fix --force' to back it up and reset it.`,
+              details: { path },
+              cause: error,
+            });
+          }
+          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+            throw new AppError("CONFIG_INVALID", `Config file ${path} is not a JSON object`, {
+              hint: `Fix ${path} by hand, or run 'cm doctor --fix --force' to back it up and reset it.`,
+              details: { path },
+            });
+          }
+          raw = parsed as Record<string, unknown>;
+        }
+        fn(raw);
+        await atomicWriteFile(path, JSON.stringify(raw, null, 2));
+        return raw;
+      },
+      lockOptions,
+    );
   }
 
   async function appendLog(layer: Layer, log: LogName, records: unknown[]): Promise<void> {
@@ -278,8 +408,12 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     locations,
     readPlaybook,
     mutatePlaybook,
+    readJournal,
     readBlocked,
     appendBlocked,
+    removeBlocked,
+    readStarterFiles,
+    mutateConfigFile,
     appendLog,
     readLog,
     layerStatus,

@@ -4,7 +4,7 @@ import { applyFeedback } from "../domain/feedback.js";
 import { getEffectiveScore } from "../domain/scoring.js";
 import { defineOperation } from "../operation.js";
 import { MATURITIES } from "../schemas/playbook.js";
-import { locateBullet, requireBulletIndex, requireNonEmpty } from "./shared.js";
+import { locateBullet, requireBulletIndex, requireNonEmpty, mutatePlaybookJournaled } from "./shared.js";
 
 export const MarkInputSchema = z.object({
   bulletId: z.string(),
@@ -48,7 +48,11 @@ export const markOperation = defineOperation({
       const where = repoPlaybook !== null ? `${repoPlaybook} or ${globalPlaybook}` : globalPlaybook;
       throw new AppError("BULLET_NOT_FOUND", `Bullet ${bulletId} not found in ${where}.`, { details: { bulletId } });
     }
-    return deps.store.mutatePlaybook(located.layer, (playbook) => {
+    return mutatePlaybookJournaled(
+      deps,
+      located.layer,
+      { operation: "feedback", ...(input.session !== undefined ? { source: input.session } : {}), ...(input.reason !== undefined ? { reason: input.reason } : {}) },
+      (playbook) => {
       const index = requireBulletIndex(playbook, bulletId, `Bullet ${bulletId} not found in ${located.path}.`);
       const now = deps.clock.now();
       const updated = applyFeedback(playbook.bullets[index]!, {

@@ -5,6 +5,7 @@ import { defineOperation } from "../operation.js";
 import type { OperationDeps } from "../ports.js";
 import type { Bullet } from "../schemas/playbook.js";
 import { BulletOutputSchema } from "./playbook-list.js";
+import { mutatePlaybookJournaled } from "./shared.js";
 
 export const PlaybookAddInputSchema = z.object({
   content: z.string().optional(),
@@ -72,7 +73,7 @@ export const playbookAddOperation = defineOperation({
       });
     }
     const bullet = makeManualBullet(deps, content, input.category, input.session);
-    await deps.store.mutatePlaybook("global", (playbook) => {
+    await mutatePlaybookJournaled(deps, "global", { operation: "add" }, (playbook) => {
       playbook.bullets.push(bullet);
     });
     return { bullet, target: "global", targetPath };
@@ -142,7 +143,7 @@ async function addBatch(
     bullets.push(makeManualBullet(deps, parsed.data.content, parsed.data.category ?? defaultCategory, session));
   }
   if (bullets.length > 0) {
-    await deps.store.mutatePlaybook("global", (playbook) => {
+    await mutatePlaybookJournaled(deps, "global", { operation: "add" }, (playbook) => {
       playbook.bullets.push(...bullets);
     });
   }

@@ -3,7 +3,7 @@ import { AppError } from "../errors.js";
 import { defineOperation, formatZodIssues } from "../operation.js";
 import { BulletSchema, type Bullet } from "../schemas/playbook.js";
 import { isPlainObject } from "../schemas/tolerant.js";
-import { layerPath } from "./shared.js";
+import { layerPath, mutatePlaybookJournaled } from "./shared.js";
 
 export const PlaybookImportInputSchema = z.object({
   /** Absolute path of the imported file (reported back; the front end reads and parses it). */
@@ -63,7 +63,7 @@ export const playbookImportOperation = defineOperation({
         details: { errors, path: input.file },
       });
     }
-    const counts = await deps.store.mutatePlaybook(layer, (playbook) => {
+    const counts = await mutatePlaybookJournaled(deps, layer, { operation: "import", source: input.file }, (playbook) => {
       const indexById = new Map(playbook.bullets.map((b, i) => [b.id, i] as const));
       let added = 0;
       let skipped = 0;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError } from "../errors.js";
 import { deprecateBullet } from "../domain/curator.js";
 import { defineOperation } from "../operation.js";
-import { locateBullet, preview, requireBulletIndex, requireNonEmpty } from "./shared.js";
+import { locateBullet, preview, requireBulletIndex, requireNonEmpty, mutatePlaybookJournaled } from "./shared.js";
 
 export const PlaybookRemoveInputSchema = z.object({
   id: z.string(),
@@ -81,14 +81,14 @@ export const playbookRemoveOperation = defineOperation({
     }
     const notFound = `Bullet ${id} not found`;
     if (input.hard) {
-      const removedContent = await deps.store.mutatePlaybook(located.layer, (playbook) => {
+      const removedContent = await mutatePlaybookJournaled(deps, located.layer, { operation: "remove", ...(reason ? { reason } : {}) }, (playbook) => {
         const index = requireBulletIndex(playbook, id, notFound);
         const [removed] = playbook.bullets.splice(index, 1);
         return removed!.content;
       });
       return { id, action: "deleted", path: located.path, preview: preview(removedContent) };
     }
-    await deps.store.mutatePlaybook(located.layer, (playbook) => {
+    await mutatePlaybookJournaled(deps, located.layer, { operation: "remove", reason: reason ?? DEFAULT_REMOVE_REASON }, (playbook) => {
       const index = requireBulletIndex(playbook, id, notFound);
       playbook.bullets[index] = deprecateBullet(playbook.bullets[index]!, reason ?? DEFAULT_REMOVE_REASON, deps.clock.now().toISOString());
     });

@@ -1,7 +1,9 @@
 import { AppError } from "../errors.js";
+import { diffForJournal, snapshotBullets } from "../domain/journal.js";
 import { mergePlaybooks } from "../domain/merge.js";
 import type { Layer, OperationDeps } from "../ports.js";
 import type { Bullet, Playbook } from "../schemas/playbook.js";
+import type { JournalOperation } from "../schemas/records.js";
 
 /** Helpers shared by the operations: reading the merged view, locating a bullet's layer, input checks. */
 
@@ -78,4 +80,38 @@ export function requirePositiveInt(name: string, value: number | undefined, fall
 export function preview(text: string, max = 100): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max)}...` : flat;
+}
+
+export interface MutationMeta {
+  operation: JournalOperation;
+  /** A session path, imported file or run id the change came from. */
+  source?: string;
+  reason?: string;
+}
+
+/**
+ * Every playbook mutation of every operation goes through here: the store's locked
+ * read-modify-write, plus one audit-journal event per bullet the mutation changed, written under
+ * the same lock.
+ */
+export function mutatePlaybookJournaled<T>(
+  deps: OperationDeps,
+  layer: Layer,
+  meta: MutationMeta,
+  fn: (playbook: Playbook) => T | Promise<T>,
+): Promise<T> {
+  return deps.store.mutatePlaybook(layer, async (playbook, tx) => {
+    const before = snapshotBullets(playbook);
+    const result = await fn(playbook);
+    tx.journal(
+      diffForJournal(before, playbook, {
+        ...meta,
+        layer,
+        actor: deps.actor ?? deps.cliName,
+        timestamp: deps.clock.now().toISOString(),
+        nextId: () => `${deps.clock.now().getTime().toString(36)}-${deps.ids.hex(8)}`,
+      }),
+    );
+    return result;
+  });
 }

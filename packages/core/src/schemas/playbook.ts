@@ -45,12 +45,42 @@ export const FeedbackEventSchema = z.preprocess(
 );
 export type FeedbackEvent = z.output<typeof FeedbackEventSchema>;
 
+/** Where a rule comes from, so a reader can check it (beyond the original). */
+export const EVIDENCE_TYPES = ["session", "code", "artifact", "log", "ticket", "doc", "assumption"] as const;
+export type EvidenceType = (typeof EVIDENCE_TYPES)[number];
+
+export const EvidenceSchema = z.looseObject({
+  type: z.enum(EVIDENCE_TYPES),
+  uri: z.string().min(1),
+  note: z.string().optional(),
+});
+export type Evidence = z.output<typeof EvidenceSchema>;
+
+export const VERIFICATION_TYPES = ["file_exists", "regex"] as const;
+export const VERIFICATION_MODES = ["exists", "absent"] as const;
+export type VerificationType = (typeof VERIFICATION_TYPES)[number];
+export type VerificationMode = (typeof VERIFICATION_MODES)[number];
+
+/**
+ * A check `cm context` runs against the workspace: `file_exists` looks for the file `pattern`;
+ * `regex` searches the file `path` for `pattern`. `mode: absent` expects the opposite. Paths are
+ * relative to the workspace unless absolute.
+ */
+export const VerificationSchema = z.looseObject({
+  type: z.enum(VERIFICATION_TYPES),
+  pattern: z.string().min(1),
+  path: z.string().optional(),
+  mode: z.enum(VERIFICATION_MODES).default("exists"),
+});
+export type Verification = z.output<typeof VerificationSchema>;
+
 export const BULLET_KEYS: ReadonlySet<string> = new Set([
   "id", "scope", "scopeKey", "workspace", "category", "content", "source", "searchPointer", "type",
   "isNegative", "kind", "state", "maturity", "promotedAt", "lastValidatedAt", "helpfulCount",
   "harmfulCount", "feedbackEvents", "confidenceDecayHalfLifeDays", "createdAt", "updatedAt", "pinned",
   "pinnedReason", "deprecated", "deprecatedAt", "deprecationReason", "replacedBy", "sourceSessions",
-  "sourceAgents", "reasoning", "tags", "embedding", "effectiveScore",
+  "sourceAgents", "reasoning", "tags", "embedding", "effectiveScore", "evidence", "verification",
+  "validFrom", "validTo",
 ]);
 
 export const BulletSchema = z.preprocess(
@@ -89,6 +119,11 @@ export const BulletSchema = z.preprocess(
     tags: z.array(z.string()).default([]),
     embedding: z.array(z.number()).optional(),
     effectiveScore: z.number().optional(),
+    // Beyond the original (optional, so the original's files and ours stay interchangeable).
+    evidence: z.array(EvidenceSchema).optional(),
+    verification: VerificationSchema.optional(),
+    validFrom: optionalTimestamp,
+    validTo: optionalTimestamp,
   }),
 );
 export type Bullet = z.output<typeof BulletSchema>;
@@ -165,4 +200,18 @@ export function isActiveBullet(b: Pick<Bullet, "state" | "maturity" | "deprecate
 /** Anti-patterns: negative rules or bullets of kind anti_pattern. */
 export function isAntiPattern(b: Pick<Bullet, "isNegative" | "kind">): boolean {
   return b.isNegative || b.kind === "anti_pattern";
+}
+
+/** True when `now` lies outside the bullet's optional validFrom/validTo window. */
+export function isOutsideValidity(b: Pick<Bullet, "validFrom" | "validTo">, now: Date): boolean {
+  const t = now.getTime();
+  if (b.validTo !== undefined) {
+    const to = Date.parse(b.validTo);
+    if (Number.isFinite(to) && t > to) return true;
+  }
+  if (b.validFrom !== undefined) {
+    const from = Date.parse(b.validFrom);
+    if (Number.isFinite(from) && t < from) return true;
+  }
+  return false;
 }

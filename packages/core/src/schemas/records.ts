@@ -160,3 +160,46 @@ export const OnboardingStateSchema = z.looseObject({
     .default({ totalSessionsProcessed: 0, totalRulesExtracted: 0 }),
 });
 export type OnboardingState = z.output<typeof OnboardingStateSchema>;
+
+/**
+ * Audit journal (`events.jsonl` beside each playbook; beyond the original). One event per bullet
+ * touched by a mutation, appended under the playbook's lock right after the playbook is written.
+ * `operation` is the command that caused it; `change` is what happened to this bullet.
+ */
+export const JOURNAL_OPERATIONS = [
+  "add",
+  "feedback",
+  "replace",
+  "deprecate",
+  "remove",
+  "forget",
+  "undo",
+  "merge",
+  "import",
+  "curate",
+  "bootstrap",
+  "update",
+] as const;
+export type JournalOperation = (typeof JOURNAL_OPERATIONS)[number];
+
+export const JOURNAL_CHANGES = ["created", "deleted", "feedback", "content", "deprecated", "restored", "updated"] as const;
+export type JournalChange = (typeof JOURNAL_CHANGES)[number];
+
+export const JournalEventSchema = z.looseObject({
+  id: z.string().min(1),
+  timestamp,
+  operation: z.string().min(1),
+  change: z.string().min(1),
+  bulletId: z.string().min(1),
+  layer: z.enum(["global", "repo"]),
+  actor: z.string().default("unknown"),
+  source: z.string().optional(),
+  reason: z.string().optional(),
+  /** First 16 hex of the SHA-256 of the normalised content (reference §5.1 hashContent); null when absent. */
+  hashBefore: z.string().nullable(),
+  hashAfter: z.string().nullable(),
+  /** The tracked fields that changed, with their values before and after. */
+  before: z.record(z.string(), z.unknown()).optional(),
+  after: z.record(z.string(), z.unknown()).optional(),
+});
+export type JournalEvent = z.output<typeof JournalEventSchema>;

@@ -11,6 +11,7 @@ import type {
   OperationDeps,
   SessionSummary,
   Store,
+  WorkspaceFiles,
 } from "../ports.js";
 
 /** In-memory fakes of the small ports, for deterministic tests of core and of adapters. */
@@ -107,6 +108,32 @@ export function createFakeEpisodicSource(options: FakeEpisodicOptions = {}): Epi
   };
 }
 
+export interface MemoryFiles extends WorkspaceFiles {
+  /** Absolute path → text. Directories exist implicitly when a file lies below them. */
+  readonly files: Map<string, string>;
+}
+
+/** Workspace files held in a map; relative paths are resolved against the base with "/". */
+export function createMemoryFiles(initial: Record<string, string> = {}): MemoryFiles {
+  const files = new Map(Object.entries(initial));
+  const resolve = (base: string, path: string): string =>
+    path.startsWith("/") ? path : `${base.replace(/\/+$/, "")}/${path.replace(/^\.\//, "")}`;
+  return {
+    files,
+    async exists(base, path) {
+      const full = resolve(base, path);
+      if (files.has(full)) return true;
+      const dir = `${full.replace(/\/+$/, "")}/`;
+      for (const key of files.keys()) if (key.startsWith(dir)) return true;
+      return false;
+    },
+    async readText(base, path, maxBytes) {
+      const text = files.get(resolve(base, path));
+      return text === undefined ? null : text.slice(0, maxBytes);
+    },
+  };
+}
+
 /** OperationDeps from fakes; pass a store (e.g. `createMemoryStore()`), override anything else. */
 export function createTestDeps(store: Store, overrides: Partial<OperationDeps> = {}): OperationDeps & {
   clock: FakeClock;
@@ -120,6 +147,7 @@ export function createTestDeps(store: Store, overrides: Partial<OperationDeps> =
     episodic: overrides.episodic ?? createFakeEpisodicSource(),
     ids: overrides.ids ?? createSequentialIds(),
     cliName: overrides.cliName ?? "cm",
+    files: overrides.files ?? createMemoryFiles(),
     ...overrides,
     clock,
     logger,

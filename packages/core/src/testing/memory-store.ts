@@ -3,6 +3,7 @@ import { defaultConfig } from "../schemas/config.js";
 import { decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "../schemas/codec.js";
 import { PlaybookSchema, createEmptyPlaybook } from "../schemas/playbook.js";
 import type { BlockedEntry, Playbook } from "../schemas/playbook.js";
+import { JournalEventSchema, type JournalEvent } from "../schemas/records.js";
 import type {
   InitializeOptions,
   InitializeResult,
@@ -10,6 +11,7 @@ import type {
   LayerStatus,
   LogName,
   LogReadResult,
+  StarterFile,
   Store,
   StoreLocations,
 } from "../ports.js";
@@ -44,7 +46,7 @@ export interface MemoryStoreOptions {
   now?: () => string;
 }
 
-export type MemoryLogTarget = LogName | "blocked";
+export type MemoryLogTarget = LogName | "blocked" | "events";
 
 export interface MemoryStore extends Store {
   readonly backing: MemoryStoreBacking;
@@ -69,6 +71,7 @@ const LOG_FILES: Readonly<Record<MemoryLogTarget, string>> = {
   usage: "usage.jsonl",
   "privacy-audit": "privacy-audit.jsonl",
   blocked: "blocked.log",
+  events: "events.jsonl",
 };
 
 function join(dir: string, name: string): string {
@@ -158,12 +161,28 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     mutatePlaybook(layer, fn) {
       const path = playbookPath(layer);
       if (path === null) return Promise.reject(notInRepo());
+      const journalPath = join(requireDir(layer), LOG_FILES.events);
       return enqueue(path, async () => {
         const playbook = decode(path, layer) ?? createEmptyPlaybook(now(), layer);
-        const result = await fn(playbook);
-        files.set(path, JSON.stringify(validatePlaybookForWrite(playbook, path)));
+        const queued: JournalEvent[] = [];
+        const result = await fn(playbook, { journal: (events) => void queued.push(...events) });
+        const encoded = JSON.stringify(validatePlaybookForWrite(playbook, path));
+        const lines = queued.map((event) => JSON.stringify(JournalEventSchema.parse(event)));
+        files.set(path, encoded);
+        if (lines.length > 0) appendText(journalPath, lines.join("\n") + "\n");
         return result;
       });
+    },
+
+    async readJournal(layer) {
+      const dir = dirOf(layer);
+      if (dir === null) return [];
+      const events: JournalEvent[] = [];
+      for (const value of parseJsonLines(files.get(join(dir, LOG_FILES.events))).values) {
+        const parsed = JournalEventSchema.safeParse(value);
+        if (parsed.success) events.push(parsed.data);
+      }
+      return events;
     },
 
     async readBlocked(layer) {
@@ -181,6 +200,76 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const dir = requireDir(layer);
       const lines = validateBlockedEntries(entries).map((entry) => JSON.stringify(entry));
       if (lines.length > 0) appendText(join(dir, "blocked.log"), lines.join("\n") + "\n");
+    },
+
+    async removeBlocked(layer, ids) {
+      const dir = dirOf(layer);
+      if (dir === null || ids.length === 0) return 0;
+      const path = join(dir, "blocked.log");
+      return enqueue(path, async () => {
+        const text = files.get(path);
+        if (text === undefined) return 0;
+        const drop = new Set(ids);
+        let removed = 0;
+        const kept = text.split("\n").filter((line) => {
+          if (line.trim() === "") return false;
+          try {
+            const value = JSON.parse(line) as { id?: unknown };
+            if (typeof value.id === "string" && drop.has(value.id)) {
+              removed++;
+              return false;
+            }
+          } catch {
+            // not JSON: kept as it is
+          }
+          return true;
+        });
+        if (removed > 0) files.set(path, kept.length > 0 ? kept.join("\n") + "\n" : "");
+        return removed;
+      });
+    },
+
+    async readStarterFiles(): Promise<StarterFile[]> {
+      const prefixes = [join(globalDir, "starters/"), join(globalDir, "starters/custom/")];
+      const found: StarterFile[] = [];
+      for (const [path, text] of files) {
+        const prefix = prefixes.find((p) => path.startsWith(p) && !path.slice(p.length).includes("/"));
+        if (prefix === undefined || !/\.(ya?ml|json)$/i.test(path)) continue;
+        try {
+          // The memory store keeps every document as JSON text, whatever the file's extension.
+          found.push({ path, data: JSON.parse(text) as unknown });
+        } catch (error) {
+          found.push({ path, error: error instanceof Error ? error.message : String(error) });
+        }
+      }
+      return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    },
+
+    mutateConfigFile(fn) {
+      const path = join(globalDir, "config.json");
+      return enqueue(path, async () => {
+        const text = files.get(path);
+        let raw: Record<string, unknown> = {};
+        if (text !== undefined && text.trim() !== "") {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(text);
+          } catch (error) {
+            throw new AppError("CONFIG_INVALID", `Config file ${path} is not valid JSON`, {
+              hint: `Fix ${path} by hand or run 'cm doctor --fix --force'.`,
+              details: { path },
+              cause: error,
+            });
+          }
+          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+            throw new AppError("CONFIG_INVALID", `Config file ${path} is not a JSON object`, { details: { path } });
+          }
+          raw = parsed as Record<string, unknown>;
+        }
+        fn(raw);
+        files.set(path, JSON.stringify(raw, null, 2));
+        return raw;
+      });
     },
 
     async appendLog(layer, log, records) {
