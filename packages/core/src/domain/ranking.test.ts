@@ -97,7 +97,7 @@ describe("rankBulletsForTask", () => {
   });
   it("returns nothing for a task without keywords", () => {
     const r = rankBulletsForTask(bullets, "the a of", opts);
-    expect(r).toEqual({ rules: [], antiPatterns: [], keywords: [] });
+    expect(r).toEqual({ rules: [], antiPatterns: [], ranked: [], keywords: [] });
   });
 });
 

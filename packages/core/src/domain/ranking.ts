@@ -1,5 +1,5 @@
 import type { Config } from "../schemas/config.js";
-import { isActiveBullet, isAntiPattern, type Bullet, type DeprecatedPattern } from "../schemas/playbook.js";
+import { isActiveBullet, isAntiPattern, isOutsideValidity, type Bullet, type DeprecatedPattern } from "../schemas/playbook.js";
 import { formatLastHelpful, getEffectiveScore } from "./scoring.js";
 import { extractKeywords, tokenize } from "./text.js";
 import type { OmitKnown } from "./types.js";
@@ -31,6 +31,8 @@ export interface RankOptions {
 export interface RankResult {
   rules: ScoredBullet[];
   antiPatterns: ScoredBullet[];
+  /** Rules and anti-patterns together, best first (what `rules` and `antiPatterns` were split from). */
+  ranked: ScoredBullet[];
   keywords: string[];
 }
 
@@ -140,6 +142,7 @@ export function rankBulletsForTask(bullets: readonly Bullet[], task: string, opt
   for (let i = 0; i < bullets.length; i++) {
     const bullet = bullets[i]!;
     if (!isActiveBullet(bullet) || !inWorkspace(bullet, opts.workspace)) continue;
+    if ((bullet.validTo !== undefined || bullet.validFrom !== undefined) && isOutsideValidity(bullet, opts.now)) continue;
     const relevance = relevanceOf(bullet.content, bullet.tags, normalized);
     if (!(relevance >= opts.minRelevance)) continue;
     const effective = getEffectiveScore(bullet, opts.now, opts.config);
@@ -150,6 +153,7 @@ export function rankBulletsForTask(bullets: readonly Bullet[], task: string, opt
   const limit = Math.max(0, Math.floor(opts.limit));
   const rules: ScoredBullet[] = [];
   const antiPatterns: ScoredBullet[] = [];
+  const ranked: ScoredBullet[] = [];
   for (const c of candidates.slice(0, limit)) {
     const { embedding: _embedding, ...rest } = c.bullet;
     const scored: ScoredBullet = {
@@ -161,8 +165,9 @@ export function rankBulletsForTask(bullets: readonly Bullet[], task: string, opt
       reasoning: bulletReasoning(c.bullet),
     };
     (isAntiPattern(c.bullet) ? antiPatterns : rules).push(scored);
+    ranked.push(scored);
   }
-  return { rules, antiPatterns, keywords };
+  return { rules, antiPatterns, ranked, keywords };
 }
 
 const REASONING_MAX = 200;

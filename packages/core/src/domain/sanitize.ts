@@ -48,6 +48,21 @@ export const MAX_EXTRA_PATTERN_LENGTH = 256;
 /** Heuristic ReDoS guard: a group containing `*` or `+` that is itself quantified, e.g. `(a+)+`. */
 const NESTED_QUANTIFIER = /\([^)]*[*+][^)]*\)[*+?]/;
 
+/**
+ * Why a user-supplied regular expression is refused (too long, nested quantifier, invalid), or
+ * null when it may be compiled with `flags`. Used for sanitisation patterns and verification checks.
+ */
+export function userRegexProblem(source: string, flags = "i"): string | null {
+  if (source.length > MAX_EXTRA_PATTERN_LENGTH) return `longer than ${MAX_EXTRA_PATTERN_LENGTH} characters`;
+  if (NESTED_QUANTIFIER.test(source)) return "potentially unsafe (nested quantifier)";
+  try {
+    new RegExp(source, flags);
+  } catch (error) {
+    return `invalid (${error instanceof Error ? error.message : String(error)})`;
+  }
+  return null;
+}
+
 export interface SanitizerOptions {
   enabled?: boolean;
   extraPatterns?: readonly string[];
@@ -72,17 +87,16 @@ export function compileSanitizer(options: SanitizerOptions = {}): Sanitizer {
       warnings.push(`Skipped sanitization pattern longer than ${MAX_EXTRA_PATTERN_LENGTH} characters: ${source.slice(0, 40)}...`);
       continue;
     }
-    if (NESTED_QUANTIFIER.test(source)) {
-      warnings.push(`Skipped potentially unsafe sanitization pattern (nested quantifier): ${source}`);
+    const problem = userRegexProblem(source, "gi");
+    if (problem !== null) {
+      warnings.push(
+        problem.startsWith("invalid")
+          ? `Skipped invalid sanitization pattern: ${source}`
+          : `Skipped potentially unsafe sanitization pattern (nested quantifier): ${source}`,
+      );
       continue;
     }
-    let compiled: RegExp;
-    try {
-      compiled = new RegExp(source, "gi");
-    } catch {
-      warnings.push(`Skipped invalid sanitization pattern: ${source}`);
-      continue;
-    }
+    const compiled = new RegExp(source, "gi");
     // A pattern that matches the empty string would insert [REDACTED] between every character.
     if (new RegExp(source, "i").test("")) {
       warnings.push(`Skipped sanitization pattern that matches the empty string: ${source}`);

@@ -5,10 +5,13 @@ import {
   deprecatedPatternWarnings,
   rankBulletsForTask,
   suggestCassQueries,
+  type ScoredBullet,
 } from "../domain/ranking.js";
+import { runVerification } from "../domain/verification.js";
+import { AppError } from "../errors.js";
 import { defineOperation } from "../operation.js";
 import type { DegradedInfo, HistoryHit, OperationDeps } from "../ports.js";
-import type { DeprecatedPattern } from "../schemas/playbook.js";
+import { isActiveBullet, isAntiPattern, type DeprecatedPattern } from "../schemas/playbook.js";
 import { TraumaEntrySchema, type TraumaEntry } from "../schemas/records.js";
 import { loadMergedPlaybook, requireNonEmpty, requirePositiveInt } from "./shared.js";
 
@@ -29,10 +32,16 @@ export const ContextInputSchema = z.object({
   days: z.number().optional(),
   session: z.string().optional(),
   logContext: z.boolean().optional(),
+  /** Skip the history search entirely (`--no-history`). */
+  noHistory: z.boolean().optional(),
+  /** Minimum relevance score a rule needs (default: config `minRelevanceScore`). */
+  minScore: z.number().optional(),
+  /** Trim the result to about this many tokens (≈ 4 characters each), lowest ranked first. */
+  maxTokens: z.number().optional(),
 });
 export type ContextInput = z.input<typeof ContextInputSchema>;
 
-const ScoredBulletSchema = z.looseObject({
+export const ScoredBulletSchema = z.looseObject({
   id: z.string(),
   content: z.string(),
   category: z.string(),
@@ -41,9 +50,11 @@ const ScoredBulletSchema = z.looseObject({
   finalScore: z.number(),
   lastHelpful: z.string(),
   reasoning: z.string(),
+  /** Present when the rule's verification check failed against the workspace. */
+  stale: z.object({ reason: z.string(), checkedAt: z.string() }).optional(),
 });
 
-const HistorySnippetSchema = z.looseObject({
+export const HistorySnippetSchema = z.looseObject({
   source_path: z.string(),
   line_number: z.number(),
   agent: z.string(),
@@ -53,7 +64,7 @@ const HistorySnippetSchema = z.looseObject({
   timestamp: z.string().optional(),
 });
 
-const DegradedSchema = z.object({
+export const DegradedSchema = z.object({
   available: z.literal(false),
   reason: z.enum(["NOT_FOUND", "INDEX_MISSING", "FTS_TABLE_MISSING", "TIMEOUT", "OTHER"]),
   message: z.string(),
@@ -71,6 +82,16 @@ export const ContextResultSchema = z.object({
   semanticMode: z.enum(["semantic", "keyword"]),
   semanticError: z.string().optional(),
   traumaWarning: z.object({ pattern: z.string(), reason: z.string(), reference: z.string() }).optional(),
+  /** Present when `maxTokens` made the result smaller: what was left out. */
+  trimmed: z
+    .object({
+      maxTokens: z.number(),
+      estimatedTokens: z.number(),
+      relevantBullets: z.array(z.string()),
+      antiPatterns: z.array(z.string()),
+      historySnippets: z.number(),
+    })
+    .optional(),
 });
 export type ContextResult = z.output<typeof ContextResultSchema>;
 export type HistorySnippet = z.output<typeof HistorySnippetSchema>;
@@ -91,6 +112,14 @@ export const contextOperation = defineOperation({
     const limit = requirePositiveInt("limit", input.limit, deps.config.maxBulletsInContext);
     const historyLimit = requirePositiveInt("history", input.history, deps.config.maxHistoryInContext);
     const days = requirePositiveInt("days", input.days, deps.config.sessionLookbackDays);
+    const maxTokens = input.maxTokens === undefined ? undefined : requirePositiveInt("maxTokens", input.maxTokens, 0);
+    const minRelevance = input.minScore ?? deps.config.minRelevanceScore;
+    if (!Number.isFinite(minRelevance) || minRelevance < 0) {
+      throw new AppError("INVALID_INPUT", "minScore must be a number >= 0.", {
+        hint: `${deps.cliName} context "<task>" --min-score 3`,
+        details: { field: "minScore", received: input.minScore ?? null },
+      });
+    }
     if (input.workspace !== undefined) requireNonEmpty("workspace", input.workspace);
     if (input.session !== undefined) requireNonEmpty("session", input.session);
 
@@ -99,15 +128,19 @@ export const contextOperation = defineOperation({
     const [playbook, traumaWarning] = await Promise.all([loadMergedPlaybook(deps), findTraumaWarning(deps, task)]);
 
     const rankingWorkspace = input.workspace ?? input.currentDir;
+    // Rank enough extra rules that every rule a failed check pushes down can be replaced.
+    let verifiable = 0;
+    for (const b of playbook.bullets) if (b.verification !== undefined && isActiveBullet(b)) verifiable++;
     const ranked = rankBulletsForTask(playbook.bullets, task, {
       now,
       config: deps.config,
       ...(rankingWorkspace !== undefined ? { workspace: rankingWorkspace } : {}),
-      limit,
-      minRelevance: deps.config.minRelevanceScore,
+      limit: limit + verifiable,
+      minRelevance,
     });
+    const selected = await applyVerifications(deps, ranked.ranked, rankingWorkspace, now.toISOString(), limit);
 
-    const query = buildCassQuery(ranked.keywords);
+    const query = input.noHistory ? "" : buildCassQuery(ranked.keywords);
     let historySnippets: HistorySnippet[] = [];
     let degraded: DegradedInfo | undefined;
     if (query !== "") {
@@ -128,8 +161,8 @@ export const contextOperation = defineOperation({
 
     const result: ContextResult = {
       task,
-      relevantBullets: ranked.rules,
-      antiPatterns: ranked.antiPatterns,
+      relevantBullets: selected.filter((b) => !isAntiPattern(b)),
+      antiPatterns: selected.filter((b) => isAntiPattern(b)),
       historySnippets,
       deprecatedWarnings,
       suggestedCassQueries: suggestCassQueries(task, ranked.keywords),
@@ -137,6 +170,7 @@ export const contextOperation = defineOperation({
       semanticMode: "keyword",
       ...(traumaWarning ? { traumaWarning } : {}),
     };
+    if (maxTokens !== undefined) trimToTokenBudget(result, maxTokens);
 
     if (input.logContext) {
       await logContext(deps, {
@@ -153,7 +187,84 @@ export const contextOperation = defineOperation({
   },
 });
 
-function toSnippet(hit: HistoryHit, sanitize: (text: string) => string): HistorySnippet {
+/** Verification checks make a stale rule rank this much lower (its finalScore is multiplied by it). */
+export const STALE_PENALTY = 0.5;
+
+/**
+ * Runs the verification checks of the ranked rules against the workspace: a rule whose check
+ * fails gets `stale: {reason}` and a lower final score, then the best `limit` are kept. Because a
+ * failed check only lowers a score, ranking `limit + (rules with checks)` first is enough.
+ */
+async function applyVerifications(
+  deps: OperationDeps,
+  ranked: ScoredBullet[],
+  workspace: string | undefined,
+  nowIso: string,
+  limit: number,
+): Promise<ScoredBullet[]> {
+  if (workspace === undefined || !ranked.some((b) => b.verification !== undefined)) return ranked.slice(0, limit);
+  const checked = await Promise.all(
+    ranked.map(async (bullet) => {
+      if (bullet.verification === undefined) return bullet;
+      const outcome = await runVerification(bullet.verification, deps.files, workspace, nowIso);
+      if (outcome.ok) return bullet;
+      return {
+        ...bullet,
+        finalScore: bullet.finalScore * STALE_PENALTY,
+        stale: { reason: outcome.reason ?? "verification failed", checkedAt: outcome.checkedAt },
+      };
+    }),
+  );
+  return checked
+    .map((bullet, order) => ({ bullet, order }))
+    .sort((a, b) => b.bullet.finalScore - a.bullet.finalScore || a.order - b.order)
+    .slice(0, limit)
+    .map((entry) => entry.bullet);
+}
+
+/** Rough token count of a JSON value: about four characters per token. */
+function tokensOf(value: unknown): number {
+  return Math.ceil(JSON.stringify(value).length / 4);
+}
+
+/**
+ * Makes `result` fit `maxTokens` (estimated): history snippets go first, from the last, then
+ * rules and anti-patterns from the lowest final score up. Deterministic; records what it removed
+ * in `result.trimmed`. When even an empty result is larger (a long task), everything is removed
+ * and `estimatedTokens` says by how much the budget is exceeded.
+ */
+function trimToTokenBudget(result: ContextResult, maxTokens: number): void {
+  const removed = { relevantBullets: [] as string[], antiPatterns: [] as string[], historySnippets: 0 };
+  let size = tokensOf(result);
+  if (size <= maxTokens) return;
+  // The `trimmed` report itself costs tokens too: count it while trimming.
+  const report = () => tokensOf({ trimmed: { maxTokens, estimatedTokens: size, ...removed } });
+  while (size + report() > maxTokens) {
+    const snippet = result.historySnippets.pop();
+    if (snippet !== undefined) {
+      removed.historySnippets++;
+      size -= tokensOf(snippet);
+      continue;
+    }
+    const lastRule = result.relevantBullets.at(-1);
+    const lastAnti = result.antiPatterns.at(-1);
+    if (lastRule === undefined && lastAnti === undefined) break;
+    if (lastRule === undefined || (lastAnti !== undefined && lastAnti.finalScore < lastRule.finalScore)) {
+      result.antiPatterns.pop();
+      removed.antiPatterns.push(lastAnti!.id);
+      size -= tokensOf(lastAnti);
+    } else {
+      result.relevantBullets.pop();
+      removed.relevantBullets.push(lastRule.id);
+      size -= tokensOf(lastRule);
+    }
+  }
+  result.trimmed = { maxTokens, estimatedTokens: 0, ...removed };
+  // The estimate includes its own digits: settle it (two rounds are enough for a number).
+  for (let i = 0; i < 3; i++) result.trimmed.estimatedTokens = tokensOf(result);
+}
+
+export function toSnippet(hit: HistoryHit, sanitize: (text: string) => string): HistorySnippet {
   const flat = sanitize(hit.snippet).replace(/[\r\n]+/g, " ").trim();
   const snippet = flat.length > SNIPPET_MAX_CHARS ? `${flat.slice(0, SNIPPET_MAX_CHARS)}...` : flat;
   const created = hit.created_at;

@@ -2,8 +2,9 @@ import { z } from "zod";
 import { AppError } from "../errors.js";
 import { agentFromSessionPath, newBullet } from "../domain/curator.js";
 import { defineOperation } from "../operation.js";
-import type { OperationDeps } from "../ports.js";
-import type { Bullet } from "../schemas/playbook.js";
+import { parseEvidenceSpec, parseValidityDate, validateVerification, verificationFromFlags } from "../domain/verification.js";
+import type { Layer, OperationDeps } from "../ports.js";
+import { EvidenceSchema, VerificationSchema, type Bullet, type Evidence, type Verification } from "../schemas/playbook.js";
 import { BulletOutputSchema } from "./playbook-list.js";
 import { mutatePlaybookJournaled } from "./shared.js";
 
@@ -12,6 +13,19 @@ export const PlaybookAddInputSchema = z.object({
   /** Default category (`general` when absent); batch items may carry their own. */
   category: z.string().optional(),
   session: z.string().optional(),
+  tags: z.array(z.string()).optional(),
+  /** Evidence as `<type>:<uri>[:<note>]` strings (CLI) or objects. */
+  evidence: z.array(z.union([z.string(), EvidenceSchema])).optional(),
+  /** A structured verification check, or the CLI's flags below (not both). */
+  verification: VerificationSchema.optional(),
+  verifyFile: z.string().optional(),
+  verifyRegex: z.string().optional(),
+  verifyAbsent: z.boolean().optional(),
+  /** Validity window: ISO date/time, YYYY-MM-DD, or `<n>d` from now. */
+  validFrom: z.string().optional(),
+  validTo: z.string().optional(),
+  /** Add to the repository's `.cass/playbook.yaml` instead of the global playbook. */
+  repo: z.boolean().optional(),
   /**
    * Batch mode (`--file <path|->`): the front end reads the file or stdin and passes its text, or
    * the read error. Parsing and per-item validation happen here.
@@ -26,9 +40,11 @@ export const PlaybookAddInputSchema = z.object({
 });
 export type PlaybookAddInput = z.input<typeof PlaybookAddInputSchema>;
 
+const TargetSchema = z.enum(["global", "repo"]);
+
 const SingleResultSchema = z.object({
   bullet: BulletOutputSchema,
-  target: z.literal("global"),
+  target: TargetSchema,
   targetPath: z.string(),
 });
 
@@ -38,7 +54,7 @@ const BatchResultSchema = z.object({
   skipped: z.array(z.object({ content: z.string(), reason: z.string() })),
   failed: z.array(z.object({ content: z.string(), error: z.string() })),
   summary: z.object({ total: z.number(), succeeded: z.number(), skipped: z.number(), failed: z.number() }),
-  target: z.literal("global"),
+  target: TargetSchema,
   targetPath: z.string(),
 });
 
@@ -61,24 +77,89 @@ export const playbookAddOperation = defineOperation({
   description: "Add a rule to the global playbook.",
   input: PlaybookAddInputSchema,
   output: PlaybookAddResultSchema,
-  async run(deps, input): Promise<PlaybookAddSingleResult | PlaybookAddBatchResult> {
-    const targetPath = deps.store.locations.globalPlaybook;
-    if (input.batch) return addBatch(deps, input.batch, input.category, input.session, targetPath);
-
-    const content = input.content?.trim() ?? "";
-    if (content === "") {
-      throw new AppError("MISSING_REQUIRED", "Content argument required unless using --file", {
-        hint: `${deps.cliName} playbook add "<rule>" --category <category>`,
-        details: { missing: "content", usage: `${deps.cliName} playbook add <content> [--file <path>]` },
-      });
-    }
-    const bullet = makeManualBullet(deps, content, input.category, input.session);
-    await mutatePlaybookJournaled(deps, "global", { operation: "add" }, (playbook) => {
-      playbook.bullets.push(bullet);
-    });
-    return { bullet, target: "global", targetPath };
-  },
+  run: (deps, input) => addRules(deps, input, "playbook add"),
 });
+
+/**
+ * `cm remember "<rule>"`: the verb other memory tools use for adding a rule, with its evidence,
+ * verification check and validity window. Same behaviour and result as `playbook add`.
+ */
+export const rememberOperation = defineOperation({
+  name: "memory_remember",
+  command: "remember",
+  description:
+    "Remember a rule in the playbook, optionally with evidence (where it comes from), a verification check against the workspace, and a validity window.",
+  input: PlaybookAddInputSchema,
+  output: PlaybookAddResultSchema,
+  run: (deps, input) => addRules(deps, input, "remember"),
+});
+
+/** Provenance fields of a single add, validated once for both verbs. */
+interface Provenance {
+  tags?: string[];
+  evidence?: Evidence[];
+  verification?: Verification;
+  validFrom?: string;
+  validTo?: string;
+}
+
+function provenanceOf(deps: OperationDeps, input: PlaybookAddInput): Provenance {
+  const now = deps.clock.now();
+  const out: Provenance = {};
+  const tags = (input.tags ?? []).map((t) => t.trim()).filter((t) => t !== "");
+  if (tags.length > 0) out.tags = [...new Set(tags)];
+  if (input.evidence && input.evidence.length > 0) {
+    out.evidence = input.evidence.map((e) => (typeof e === "string" ? parseEvidenceSpec(e) : e));
+  }
+  const fromFlags = verificationFromFlags({
+    ...(input.verifyFile !== undefined ? { file: input.verifyFile } : {}),
+    ...(input.verifyRegex !== undefined ? { regex: input.verifyRegex } : {}),
+    ...(input.verifyAbsent ? { absent: true } : {}),
+  });
+  if (fromFlags && input.verification) {
+    throw new AppError("INVALID_INPUT", "Give the verification either as an object or with the --verify-* flags, not both", {
+      details: { field: "verification" },
+    });
+  }
+  const verification = fromFlags ?? (input.verification ? validateVerification(VerificationSchema.parse(input.verification)) : undefined);
+  if (verification) out.verification = verification;
+  if (input.validFrom !== undefined) out.validFrom = parseValidityDate("validFrom", input.validFrom, now);
+  if (input.validTo !== undefined) out.validTo = parseValidityDate("validTo", input.validTo, now);
+  if (out.validFrom !== undefined && out.validTo !== undefined && Date.parse(out.validTo) <= Date.parse(out.validFrom)) {
+    throw new AppError("INVALID_INPUT", "validTo must be later than validFrom", {
+      details: { validFrom: out.validFrom, validTo: out.validTo },
+    });
+  }
+  return out;
+}
+
+async function addRules(
+  deps: OperationDeps,
+  input: PlaybookAddInput,
+  verb: "playbook add" | "remember",
+): Promise<PlaybookAddSingleResult | PlaybookAddBatchResult> {
+  const layer: Layer = input.repo ? "repo" : "global";
+  const targetPath = layer === "repo" ? deps.store.locations.repoPlaybook : deps.store.locations.globalPlaybook;
+  if (targetPath === null) {
+    throw new AppError("CONFIG_INVALID", "Not in a git repository. Run from within a git repo.", {
+      hint: `cd into a git repository, or drop --repo to add to the global playbook`,
+    });
+  }
+  if (input.batch) return addBatch(deps, input.batch, input.category, input.session, layer, targetPath);
+
+  const content = input.content?.trim() ?? "";
+  if (content === "") {
+    throw new AppError("MISSING_REQUIRED", "Content argument required unless using --file", {
+      hint: `${deps.cliName} ${verb} "<rule>" --category <category>`,
+      details: { missing: "content", usage: `${deps.cliName} ${verb} <content> [--file <path>]` },
+    });
+  }
+  const bullet = { ...makeManualBullet(deps, content, input.category, input.session), ...provenanceOf(deps, input) };
+  await mutatePlaybookJournaled(deps, layer, { operation: "add", ...(input.session ? { source: input.session } : {}) }, (playbook) => {
+    playbook.bullets.push(bullet);
+  });
+  return { bullet, target: layer, targetPath };
+}
 
 /**
  * A rule added by hand. Its provenance is `manual-cli`, as in the original; with `--session` the
@@ -104,6 +185,7 @@ async function addBatch(
   batch: { source: string; text: string | null; readError?: string | undefined },
   defaultCategory: string | undefined,
   session: string | undefined,
+  layer: Layer,
   targetPath: string,
 ): Promise<PlaybookAddBatchResult> {
   const result: PlaybookAddBatchResult = {
@@ -112,7 +194,7 @@ async function addBatch(
     skipped: [],
     failed: [],
     summary: { total: 0, succeeded: 0, skipped: 0, failed: 0 },
-    target: "global",
+    target: layer,
     targetPath,
   };
   const fail = (content: string, error: string) => {
@@ -143,7 +225,7 @@ async function addBatch(
     bullets.push(makeManualBullet(deps, parsed.data.content, parsed.data.category ?? defaultCategory, session));
   }
   if (bullets.length > 0) {
-    await mutatePlaybookJournaled(deps, "global", { operation: "add" }, (playbook) => {
+    await mutatePlaybookJournaled(deps, layer, { operation: "add", source: batch.source }, (playbook) => {
       playbook.bullets.push(...bullets);
     });
   }
