@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isAppError } from "@cass-memory/core";
-import type { BlockedEntry, Layer, LogName, Playbook, Store } from "@cass-memory/core";
+import type { BlockedEntry, JournalEvent, Layer, LogName, Playbook, Store } from "@cass-memory/core";
 import { AWKWARD_STRINGS, NOW_ISO, UNKNOWN_BULLET_FIELDS, makeBullet } from "./awkward-values.js";
 
 export interface StoreContractContext {
@@ -427,6 +427,133 @@ export function runStoreContract<S extends Store>(
         await options.appendRaw?.(ctx, "global", "blocked", '{"torn": "line without newline', store);
         await store.appendBlocked("global", [entries[2] as BlockedEntry]);
         expect(await store.readBlocked("global")).toEqual(entries);
+      });
+    });
+
+    describe("blocked log removal", () => {
+      it("removes only the given ids, per layer, and keeps malformed lines", async () => {
+        const store = await makeStore(ctx);
+        await store.appendBlocked("global", [
+          { id: "b-1", content: "one" },
+          { id: "b-2", content: "two" },
+          { id: "b-1", content: "one again" },
+        ]);
+        await store.appendBlocked("repo", [{ id: "b-1", content: "repo one" }]);
+        if (options.appendRaw) await options.appendRaw(ctx, "global", "blocked", "not json but kept\n", store);
+        expect(await store.removeBlocked("global", ["b-1", "b-missing"])).toBe(2);
+        expect((await store.readBlocked("global")).map((e) => e.id)).toEqual(["b-2"]);
+        expect((await store.readBlocked("repo")).map((e) => e.id)).toEqual(["b-1"]);
+        expect(await store.removeBlocked("global", [])).toBe(0);
+        expect(await store.removeBlocked("global", ["b-2"])).toBe(1);
+        expect(await store.readBlocked("global")).toEqual([]);
+        // Appending after a removal still works.
+        await store.appendBlocked("global", [{ id: "b-3", content: "three" }]);
+        expect((await store.readBlocked("global")).map((e) => e.id)).toEqual(["b-3"]);
+      });
+
+      it("outside a repository, removing from the repo layer removes nothing", async () => {
+        const store = await makeStore(outside);
+        expect(await store.removeBlocked("repo", ["b-1"])).toBe(0);
+      });
+    });
+
+    describe("audit journal", () => {
+      const event = (n: number, layer: Layer = "global"): JournalEvent => ({
+        id: `ev-${n}`,
+        timestamp: NOW_ISO,
+        operation: "add",
+        change: "created",
+        bulletId: `b-${n}`,
+        layer,
+        actor: "contract",
+        hashBefore: null,
+        hashAfter: "0123456789abcdef",
+        after: { content: `rule ${n} 🚀`, category: "general" },
+      });
+
+      it("appends the events a mutation queues, in order, per layer", async () => {
+        const store = await makeStore(ctx);
+        expect(await store.readJournal("global")).toEqual([]);
+        await store.mutatePlaybook("global", (pb, tx) => {
+          pb.bullets.push(makeBullet("b-1"));
+          tx.journal([event(1)]);
+          tx.journal([event(2)]);
+        });
+        await store.mutatePlaybook("repo", (pb, tx) => {
+          pb.bullets.push(makeBullet("b-9"));
+          tx.journal([event(9, "repo")]);
+        });
+        await store.mutatePlaybook("global", () => undefined);
+        expect((await store.readJournal("global")).map((e) => e.id)).toEqual(["ev-1", "ev-2"]);
+        expect(await store.readJournal("global")).toEqual([event(1), event(2)]);
+        expect((await store.readJournal("repo")).map((e) => e.id)).toEqual(["ev-9"]);
+        expect(await (await makeStore(outside)).readJournal("repo")).toEqual([]);
+      });
+
+      it("writes no event when the mutation throws or the playbook is invalid", async () => {
+        const store = await makeStore(ctx);
+        await expect(
+          store.mutatePlaybook("global", (pb, tx) => {
+            tx.journal([event(1)]);
+            pb.bullets.push(makeBullet("b-1"));
+            throw new Error("boom");
+          }),
+        ).rejects.toThrow("boom");
+        await expect(
+          store.mutatePlaybook("global", (pb, tx) => {
+            tx.journal([event(2)]);
+            (pb.bullets as unknown[]).push({ id: "" });
+          }),
+        ).rejects.toBeDefined();
+        expect(await store.readJournal("global")).toEqual([]);
+        expect(await store.readPlaybook("global")).toBeNull();
+      });
+
+      it(
+        "concurrent mutations from two instances journal exactly one event each",
+        async () => {
+          const a = await makeStore(ctx);
+          const b = await makeStore(ctx);
+          await Promise.all(
+            Array.from({ length: 30 }, (_, i) =>
+              (i % 2 === 0 ? a : b).mutatePlaybook("global", (pb, tx) => {
+                pb.bullets.push(makeBullet(`b-${i}`));
+                tx.journal([event(i)]);
+              }),
+            ),
+          );
+          const events = await a.readJournal("global");
+          expect(events).toHaveLength(30);
+          expect(new Set(events.map((e) => e.bulletId))).toEqual(new Set(ids(await a.readPlaybook("global"))));
+        },
+        slow,
+      );
+    });
+
+    describe("config file", () => {
+      it("creates, then read-modify-writes the global config, keeping unknown keys", async () => {
+        const store = await makeStore(ctx);
+        const first = await store.mutateConfigFile((raw) => {
+          raw.crossAgent = { enabled: true, agents: ["claude"] };
+          raw.futureKey = { nested: [1, "two"] };
+        });
+        expect(first).toEqual({ crossAgent: { enabled: true, agents: ["claude"] }, futureKey: { nested: [1, "two"] } });
+        const second = await (await makeStore(ctx)).mutateConfigFile((raw) => {
+          (raw.crossAgent as { enabled: boolean }).enabled = false;
+        });
+        expect(second).toEqual({ crossAgent: { enabled: false, agents: ["claude"] }, futureKey: { nested: [1, "two"] } });
+      });
+
+      it("leaves the file alone when fn throws", async () => {
+        const store = await makeStore(ctx);
+        await store.mutateConfigFile((raw) => void (raw.a = 1));
+        await expect(
+          store.mutateConfigFile((raw) => {
+            raw.a = 2;
+            throw new Error("no");
+          }),
+        ).rejects.toThrow("no");
+        expect(await store.mutateConfigFile(() => undefined)).toEqual({ a: 1 });
       });
     });
 
