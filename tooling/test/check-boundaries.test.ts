@@ -53,6 +53,19 @@ describe("boundary check", () => {
     expect(r.stderr).toMatch(/core must stay pure, imports "node:fs"/);
   });
 
+  it("rejects process access in core even in files without imports, but not the word inside strings or comments", () => {
+    const root = fakeRepo();
+    writeFileSync(
+      join(root, "packages/core/src/words.ts"),
+      'import { z } from "zod";\n// process.env is read by the runtime\nexport const tip = "set process.exitCode, not process.exit()";\nexport const t = `uses ${"process.env"} text`;\nexport const s = z;\n',
+    );
+    expect(check(root).status).toBe(0);
+    writeFileSync(join(root, "packages/core/src/env.ts"), "export const home = `${process.env.HOME}/x`;\n");
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/env\.ts: core must not touch the process/);
+  });
+
   it("rejects one adapter depending on another, and non-workspace:^ ranges", () => {
     const root = fakeRepo();
     pkg(root, "packages/cass", { name: "@x/cass", dependencies: { "@x/core": "workspace:*", "@x/store-yaml": "workspace:^" } }, {
