@@ -139,6 +139,10 @@ describe("cm mark", () => {
     const bullet = playbook.bullets.find((b: { id: string }) => b.id === id);
     expect(bullet.feedbackEvents).toHaveLength(16);
     expect(bullet.helpfulCount).toBe(16);
+    // The journal proves mutual exclusion: each mark saw a different number of earlier events.
+    const journal = readFileSync(join(home, ".cass-memory", "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const seen = journal.filter((e) => e.operation === "feedback").map((e) => e.before.feedbackEvents as number);
+    expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 16 }, (_, i) => i));
     expect(cm(["playbook", "list", "--json"], { home }).code).toBe(0);
   });
 

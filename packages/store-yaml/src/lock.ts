@@ -163,6 +163,12 @@ function fsError(path: string, error: unknown): AppError {
   });
 }
 
+async function writeWhole(path: string, text: string): Promise<void> {
+  const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
+  await writeFile(temp, text);
+  await rename(temp, path);
+}
+
 /** Waits for earlier acquirers of the same lock in this process; returns the function that lets the next one go. */
 async function enterLocalQueue(lockDir: string, deadline: number): Promise<() => void> {
   const previous = localTails.get(lockDir) ?? Promise.resolve();
@@ -233,8 +239,10 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
         continue;
       }
       try {
-        await writeFile(join(lockDir, "pid"), String(process.pid));
-        await writeFile(join(lockDir, "owner"), owner);
+        // Each file appears whole (written aside, then renamed), owner before pid: a reader that
+        // sees a pid never sees a truncated one, nor a pid without its owner.
+        await writeWhole(join(lockDir, "owner"), owner);
+        await writeWhole(join(lockDir, "pid"), String(process.pid));
         break;
       } catch (error) {
         // The directory was taken away between mkdir and the writes (stale removal): try again.
