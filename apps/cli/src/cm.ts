@@ -1,5 +1,7 @@
 import { CommanderError } from "commander";
-import { createCliContext } from "./cli-context.js";
+import { argvWantsJson, createCliContext } from "./cli-context.js";
+import { runExamples } from "./commands/examples.js";
+import { runInfo } from "./commands/info.js";
 import { reportError } from "./errors.js";
 import { applyGlobalFlags, buildProgram } from "./program.js";
 
@@ -24,9 +26,12 @@ async function main(argv: string[]): Promise<number> {
     process.exit(143);
   });
 
-  const program = buildProgram(ctx);
+  // --info and --examples answer wherever they appear, before commander sees the arguments.
+  const special = interceptedFlag(argv.slice(2));
   try {
-    await program.parseAsync(argv);
+    if (special === "info") await runInfo(ctx, argvWantsJson(argv.slice(2)));
+    else if (special === "examples") runExamples(ctx, argvWantsJson(argv.slice(2)));
+    else await buildProgram(ctx).parseAsync(argv);
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
@@ -38,6 +43,15 @@ async function main(argv: string[]): Promise<number> {
       verbose: ctx.verbose,
     });
   }
+}
+
+/** `info` when `--info` is among the arguments (before any `--`), else `examples` for `--examples`. */
+function interceptedFlag(args: readonly string[]): "info" | "examples" | null {
+  const end = args.indexOf("--");
+  const scanned = end === -1 ? args : args.slice(0, end);
+  if (scanned.includes("--info")) return "info";
+  if (scanned.includes("--examples")) return "examples";
+  return null;
 }
 
 main(process.argv).then(

@@ -11,6 +11,7 @@ interface InitFlags {
   yes?: boolean;
   repo?: boolean;
   interactive?: boolean;
+  starter?: string;
   json?: boolean;
 }
 
@@ -23,8 +24,9 @@ export function registerInit(program: Command, ctx: CliContext): void {
     .option("-y, --yes", "confirm overwriting with --force")
     .option("--repo", "initialize <git root>/.cass/ instead of the global directory")
     .option("--no-interactive", "never prompt")
+    .option("--starter <name>", "seed the playbook with a starter (see: starters); allowed when already initialized")
     .option("-j, --json", "output a JSON envelope")
-    .addHelpText("after", `\nExamples:\n  ${ctx.cliName} init\n  ${ctx.cliName} init --repo\n  ${ctx.cliName} init --force --yes --json\n`)
+    .addHelpText("after", `\nExamples:\n  ${ctx.cliName} init\n  ${ctx.cliName} init --starter typescript\n  ${ctx.cliName} init --repo --starter general\n  ${ctx.cliName} init --repo\n  ${ctx.cliName} init --force --yes --json\n`)
     .action(async (flags: InitFlags) => {
       const json = Boolean(flags.json);
       ctx.begin(flags.repo ? "init:repo" : "init", json);
@@ -39,6 +41,7 @@ export function registerInit(program: Command, ctx: CliContext): void {
         force: Boolean(flags.force),
         yes,
         ...(cassPath ? { cassPath } : {}),
+        ...(flags.starter !== undefined ? { starter: flags.starter } : {}),
       });
       if (!json && "configPath" in result && !result.cassAvailable) {
         writeStderr(`${icon.warning()} cass is not available. Some features will not work.\n  Install: cargo install coding-agent-search (https://github.com/Dicklesworthstone/coding_agent_session_search)`);
@@ -47,7 +50,15 @@ export function registerInit(program: Command, ctx: CliContext): void {
     });
 }
 
-function renderCommon(dir: string, r: { created: string[]; existed: string[]; overwritten: string[]; backups: Array<{ file: string; backup: string }> }): string[] {
+interface CommonResult {
+  created: string[];
+  existed: string[];
+  overwritten: string[];
+  backups: Array<{ file: string; backup: string }>;
+  starter: { added: number; skipped: number; name: string } | null;
+}
+
+function renderCommon(dir: string, r: CommonResult): string[] {
   const lines: string[] = [];
   for (const f of r.created) lines.push(green(`${icon.success()} Created ${dir}/${f}`));
   for (const f of r.existed) if (!r.overwritten.includes(f)) lines.push(`${icon.bullet()} ${dir}/${f} already exists`);
@@ -56,6 +67,9 @@ function renderCommon(dir: string, r: { created: string[]; existed: string[]; ov
     for (const b of r.backups) lines.push(`  ${tildify(b.file)} -> ${tildify(b.backup)}`);
   }
   if (r.overwritten.length > 0) lines.push(`Overwritten: ${r.overwritten.join(", ")}`);
+  if (r.starter !== null) {
+    lines.push(green(`${icon.success()} Applied starter "${r.starter.name}" (${r.starter.added} added, ${r.starter.skipped} skipped)`));
+  }
   return lines;
 }
 
@@ -72,6 +86,8 @@ function renderGlobal(ctx: CliContext, r: GlobalInitResult): string[] {
     `  ${cli} context "<task>" --json`,
     `  ${cli} playbook add "<rule>" --category <category>`,
     `  ${cli} init --repo    # project-specific rules in <repo>/.cass/`,
+    ...(r.starter === null ? [`  ${cli} starters       # seed the playbook: ${cli} init --starter <name>`] : []),
+    `  ${cli} quickstart     # how agents should use ${cli}`,
   ];
 }
 

@@ -27,6 +27,12 @@ describe("parseInlineFeedback", () => {
     expect(parseInlineFeedback("// [cass: helpful x-abc]")).toEqual([]);
     expect(parseInlineFeedback("// [cass: helpful b-]")).toEqual([]);
   });
+  it("accepts starter rule ids", () => {
+    expect(parseInlineFeedback("# [cass: helpful starter-python-use-venv] - right call")).toEqual([
+      { type: "helpful", bulletId: "starter-python-use-venv", reason: "right call", lineNumber: 1 },
+    ]);
+    expect(parseInlineFeedback("// [cass: helpful starter-]")).toEqual([]);
+  });
   it("handles CRLF line endings", () => {
     expect(parseInlineFeedback("x\r\n// [cass: helpful b-abc123] - ok\r\n")).toEqual([
       { type: "helpful", bulletId: "b-abc123", reason: "ok", lineNumber: 2 },

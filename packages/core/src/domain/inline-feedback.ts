@@ -13,8 +13,9 @@ export interface InlineFeedback {
   lineNumber: number;
 }
 
+// Ids are the original's `b-…`, and (ours) the starters' `starter-<name>-<slug>`.
 const INLINE_FEEDBACK =
-  /(?:\/\/|#|\/\*)\s*\[cass:\s*(helpful|harmful)\s+(b-[a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*)\](?:\s*[-:]?\s*(.+?))?(?:\s*\*\/)?$/;
+  /(?:\/\/|#|\/\*)\s*\[cass:\s*(helpful|harmful)\s+((?:b|starter)-[a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*)\](?:\s*[-:]?\s*(.+?))?(?:\s*\*\/)?$/;
 
 /** Every inline feedback comment in `text`, at most one per line, in line order. */
 export function parseInlineFeedback(text: string): InlineFeedback[] {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AppError } from "../errors.js";
 import { defineOperation } from "../operation.js";
 import { defaultConfig } from "../schemas/config.js";
+import { applyStarter, findStarter } from "./starters.js";
 
 export const InitInputSchema = z.object({
   /** Initialise `<git root>/.cass/` instead of the global directory. */
@@ -10,14 +11,21 @@ export const InitInputSchema = z.object({
   yes: z.boolean().optional(),
   /** `cassPath` to record in the new config (the original takes it from `CASS_PATH`). */
   cassPath: z.string().optional(),
+  /**
+   * Seed the new (or existing) playbook with this starter (reference §1.5.1): allowed on an
+   * initialised layer, where it only adds the starter's missing rules.
+   */
+  starter: z.string().optional(),
 });
+
+const StarterAppliedSchema = z.object({ added: z.number(), skipped: z.number(), name: z.string() });
 
 const InitCommon = {
   created: z.array(z.string()),
   existed: z.array(z.string()),
   overwritten: z.array(z.string()),
   backups: z.array(z.object({ file: z.string(), backup: z.string() })),
-  starter: z.null(),
+  starter: StarterAppliedSchema.nullable(),
 };
 const GlobalInitSchema = z.object({ configPath: z.string(), ...InitCommon, cassAvailable: z.boolean() });
 const RepoInitSchema = z.object({ cassDir: z.string(), ...InitCommon });
@@ -33,7 +41,7 @@ export type RepoInitResult = z.output<typeof RepoInitSchema>;
 export const initOperation = defineOperation({
   name: "init",
   command: "init",
-  description: "Create the global cass-memory directory (or a repository's .cass/ with repo).",
+  description: "Create the global cass-memory directory (or a repository's .cass/ with repo), optionally seeded from a starter playbook.",
   input: InitInputSchema,
   output: InitResultSchema,
   async run(deps, input): Promise<GlobalInitResult | RepoInitResult> {
@@ -44,11 +52,13 @@ export const initOperation = defineOperation({
         hint: "cd into a git repository first",
       });
     }
+    // Resolve the starter before touching anything, so an unknown name changes nothing.
+    const starter = input.starter !== undefined ? await findStarter(deps, input.starter) : null;
     const status = await deps.store.layerStatus(layer);
     const complete = status.expected
       .filter((f) => (layer === "global" ? f === "config.json" || f === "playbook.yaml" : true))
       .every((f) => status.present.includes(f));
-    if (complete && !input.force) {
+    if (complete && !input.force && starter === null) {
       throw new AppError(
         "ALREADY_EXISTS",
         layer === "repo" ? "Repo already has .cass/ directory. Use --force to reinitialize." : "Already initialized. Use --force to reinitialize.",
@@ -62,19 +72,25 @@ export const initOperation = defineOperation({
       });
     }
     const nowIso = deps.clock.now().toISOString();
+    const seed = async () => {
+      if (starter === null) return null;
+      const { name, plan } = await applyStarter(deps, layer, starter);
+      return { added: plan.add.length, skipped: plan.skipped.length, name };
+    };
     if (layer === "repo") {
       const result = await deps.store.initialize("repo", { overwrite: Boolean(input.force), nowIso });
-      return { cassDir: repoDir!, ...result, starter: null };
+      return { cassDir: repoDir!, ...result, starter: await seed() };
     }
     const config = defaultConfig();
     if (input.cassPath?.trim()) config.cassPath = input.cassPath.trim();
     const result = await deps.store.initialize("global", { overwrite: Boolean(input.force), config, nowIso });
+    const applied = await seed();
     const health = await deps.episodic.health();
     return {
       configPath: `${globalDir.replace(/[\\/]+$/, "")}/config.json`,
       ...result,
       cassAvailable: health.available,
-      starter: null,
+      starter: applied,
     };
   },
 });
