@@ -37,6 +37,12 @@ export interface LoadConfigOptions {
   /** The git root, or null outside a repository (then no repo layer is read). */
   repoRoot: string | null;
   env?: Env;
+  /**
+   * Do not throw on a schema-invalid result: the offending top-level keys fall back to their
+   * defaults and each problem is reported in `problems` (used by `cm doctor`, which must run on a
+   * broken configuration to diagnose it).
+   */
+  tolerateInvalid?: boolean;
 }
 
 export interface LoadedConfig {
@@ -45,6 +51,11 @@ export interface LoadedConfig {
   warnings: string[];
   /** The files that contributed a layer (null when absent). */
   sources: { global: string | null; repo: string | null };
+  /**
+   * Problems for which defaults were used instead: config files that could not be read or parsed
+   * and, with `tolerateInvalid`, settings that failed validation. Also present in `warnings`.
+   */
+  problems: string[];
 }
 
 export const LLM_DEPRECATION_WARNING =
@@ -213,9 +224,11 @@ function unionPatterns(...lists: unknown[][]): string[] {
 export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const env = options.env ?? process.env;
   const warnings: string[] = [];
+  const problems: string[] = [];
   const globalPath = join(options.globalDir, "config.json");
   const global = readGlobalLayer(globalPath, warnings);
   const repo = options.repoRoot !== null ? readRepoLayer(options.repoRoot, warnings) : { raw: {}, path: null };
+  problems.push(...warnings.filter((w) => w.startsWith("Failed to load config from ")));
 
   const migrated = migrateLlmShape(global.raw);
   const repoMigrated = migrateLlmShape(repo.raw);
@@ -235,7 +248,12 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
 
   const parsed = ConfigSchema.safeParse(merged);
   const sources = { global: global.present ? globalPath : null, repo: repo.path };
-  if (!parsed.success) {
+  let validated: Config;
+  if (parsed.success) {
+    validated = parsed.data;
+  } else if (options.tolerateInvalid) {
+    validated = tolerantParse(merged, sources, warnings, problems);
+  } else {
     const files = [sources.global, sources.repo].filter((f): f is string => f !== null);
     const issues = formatZodIssues(parsed.error);
     throw new AppError("CONFIG_INVALID", `Configuration validation failed: ${issues}`, {
@@ -248,11 +266,39 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     });
   }
 
-  const config = parsed.data;
+  const config = validated;
   if (config.playbookPath === DEFAULT_PLAYBOOK_PATH) config.playbookPath = join(options.globalDir, "playbook.yaml");
   if (config.diaryDir === DEFAULT_DIARY_DIR) config.diaryDir = join(options.globalDir, "diary");
   config.playbookPath = expandHome(config.playbookPath, env);
   config.diaryDir = expandHome(config.diaryDir, env);
   config.cassPath = expandHome(config.cassPath, env);
-  return { config, warnings, sources };
+  return { config, warnings, sources, problems };
+}
+
+/**
+ * Validates `merged`, dropping the top-level keys that fail (so they take their defaults) until
+ * the rest validates; each dropped key is reported. Falls back to the full defaults when the
+ * problem cannot be pinned to a key.
+ */
+function tolerantParse(merged: Raw, sources: { global: string | null; repo: string | null }, warnings: string[], problems: string[]): Config {
+  const files = [sources.global, sources.repo].filter((f): f is string => f !== null);
+  const where = files.length > 0 ? ` (from ${files.join(" or ")} or the environment)` : "";
+  let candidate: Raw = { ...merged };
+  for (let round = 0; round < 8; round++) {
+    const result = ConfigSchema.safeParse(candidate);
+    if (result.success) return result.data;
+    const keys = [...new Set(result.error.issues.map((i) => (i.path.length > 0 ? String(i.path[0]) : "")))];
+    const problem = `Invalid configuration${where}: ${formatZodIssues(result.error)}`;
+    if (keys.includes("")) {
+      problems.push(`${problem}; using the default configuration`);
+      warnings.push(`${problem}; using the default configuration`);
+      return ConfigSchema.parse({});
+    }
+    const message = `${problem}; using the default${keys.length === 1 ? "" : "s"} for ${keys.map((k) => `'${k}'`).join(", ")}`;
+    problems.push(message);
+    warnings.push(message);
+    candidate = Object.fromEntries(Object.entries(candidate).filter(([key]) => !keys.includes(key)));
+  }
+  problems.push("Configuration could not be validated; using the default configuration");
+  return ConfigSchema.parse({});
 }

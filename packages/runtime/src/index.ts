@@ -1,5 +1,5 @@
 // Public API of @cass-memory/runtime: the Node composition root.
-export { createRuntime } from "./runtime.js";
+export { createRuntime, visibleLlmCredentials } from "./runtime.js";
 export type { Runtime, RuntimeOptions, RuntimePaths } from "./runtime.js";
 export {
   DEFAULT_DIARY_DIR,

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { CASS_NOT_FOUND_DEGRADED, createNullEpisodicSource, type Config, type OperationDeps } from "@cass-memory/core";
+import { CASS_NOT_FOUND_DEGRADED, createNullEpisodicSource, type Config, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
 import { createYamlStore } from "@cass-memory/store-yaml";
 import { loadConfig } from "./config.js";
 import { createIdGenerator, createNodeWorkspaceFiles, createStderrLogger, systemClock } from "./node-ports.js";
@@ -14,6 +14,15 @@ export interface RuntimeOptions {
   verbose?: boolean;
   /** Receives each diagnostic line (no newline); default process.stderr. */
   stderr?: (line: string) => void;
+  /**
+   * Use defaults for invalid settings instead of throwing CONFIG_INVALID; the problems are in
+   * `configProblems` and `deps.runtimeReport` (for `cm doctor`).
+   */
+  tolerateInvalidConfig?: boolean;
+  /** Set false to never write the playbook parse cache (read-only runs such as `cm doctor`). */
+  parseCache?: boolean;
+  /** The program's version, reported by `cm doctor`. */
+  version?: string;
 }
 
 export interface RuntimePaths {
@@ -30,12 +39,33 @@ export interface Runtime {
   config: Config;
   /** Configuration warnings (already written to the logger). */
   warnings: string[];
+  /** Configuration problems for which defaults were used (see RuntimeOptions.tolerateInvalidConfig). */
+  configProblems: string[];
+}
+
+/** Environment variables whose presence makes an LLM provider usable (names only are reported). */
+const LLM_CREDENTIAL_ENV = [
+  "ANTHROPIC_API_KEY",
+  "OPENAI_API_KEY",
+  "GOOGLE_GENERATIVE_AI_API_KEY",
+  "AWS_PROFILE",
+  "AWS_WEB_IDENTITY_TOKEN_FILE",
+  "CASS_CLI_COMMAND",
+] as const;
+
+/** Names of the LLM credential variables that are set (never their values). */
+export function visibleLlmCredentials(env: NodeJS.ProcessEnv): string[] {
+  const set = (name: string): boolean => (env[name]?.trim() ?? "") !== "";
+  const names: string[] = LLM_CREDENTIAL_ENV.filter(set);
+  if (set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY")) names.push("AWS_ACCESS_KEY_ID");
+  return names;
 }
 
 /**
  * The Node composition root: resolves the directories, loads the configuration cascade and wires
  * the adapters (YAML store, episodic source, clock, ids, stderr logger) into `OperationDeps`.
- * Throws AppError `CONFIG_INVALID` when the configuration is invalid.
+ * Throws AppError `CONFIG_INVALID` when the configuration is invalid (unless
+ * `tolerateInvalidConfig`, which uses defaults for the invalid settings and reports them).
  */
 export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const env = options.env ?? process.env;
@@ -45,11 +75,25 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const repoDir = repoRoot !== null ? join(repoRoot, ".cass") : null;
 
   const write = options.stderr;
-  const { config, warnings } = loadConfig({ globalDir, repoRoot, env });
+  const { config, warnings, problems } = loadConfig({ globalDir, repoRoot, env, tolerateInvalid: Boolean(options.tolerateInvalidConfig) });
   const logger = createStderrLogger({ verbose: Boolean(options.verbose) || config.verbose, ...(write ? { write } : {}) });
   for (const warning of warnings) logger.warn(warning);
 
-  const store = createYamlStore({ globalDir, globalPlaybookPath: config.playbookPath, repoDir, logger });
+  const store = createYamlStore({
+    globalDir,
+    globalPlaybookPath: config.playbookPath,
+    diaryDir: config.diaryDir,
+    repoDir,
+    logger,
+    ...(options.parseCache === false ? { parseCache: false as const } : {}),
+  });
+  const runtimeReport: RuntimeReport = {
+    ...(options.version !== undefined ? { version: options.version } : {}),
+    configProblems: [...problems],
+    recheckConfig: async () => loadConfig({ globalDir, repoRoot, env, tolerateInvalid: true }).problems,
+    llmCredentials: visibleLlmCredentials(env),
+    llmDisabled: env.CASS_MEMORY_LLM?.trim().toLowerCase() === "none",
+  };
   const deps: OperationDeps = {
     store,
     episodic: createNullEpisodicSource(CASS_NOT_FOUND_DEGRADED),
@@ -59,6 +103,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     config,
     cliName: options.cliName ?? "cm",
     files: createNodeWorkspaceFiles(),
+    runtimeReport,
   };
   logger.debug(`globalDir=${globalDir} repoRoot=${repoRoot ?? "(none)"} playbook=${config.playbookPath}`);
   return {
@@ -66,5 +111,6 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     paths: { globalDir, globalPlaybook: config.playbookPath, configPath: join(globalDir, "config.json"), repoRoot, repoDir },
     config,
     warnings,
+    configProblems: problems,
   };
 }

@@ -1,5 +1,5 @@
 import { parseJsonLines } from "@cass-memory/core";
-import { mkdir, open, readFile } from "node:fs/promises";
+import { mkdir, open, readFile, readdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { AppError } from "@cass-memory/core";
 import { FILE_MODE } from "./atomic-write.js";
@@ -67,4 +67,13 @@ export function readError(path: string, error: unknown): AppError {
     details: { path },
     cause: error,
   });
+}
+
+/** The names in a directory, sorted; empty when it is missing or unreadable. */
+export async function listDir(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort();
+  } catch {
+    return [];
+  }
 }

@@ -1,5 +1,5 @@
 import { constants as fsConstants } from "node:fs";
-import { access, copyFile, mkdir, readFile, readdir } from "node:fs/promises";
+import { access, mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
   AppError,
@@ -27,7 +27,8 @@ import type {
   StoreLocations,
 } from "@cass-memory/core";
 import { atomicWriteFile } from "./atomic-write.js";
-import { appendJsonl, readError, readJsonl } from "./jsonl.js";
+import { backupFile, createYamlDiagnostics } from "./diagnostics.js";
+import { appendJsonl, listDir, readError, readJsonl } from "./jsonl.js";
 import { withLock } from "./lock.js";
 import type { LockOptions } from "./lock.js";
 import { ParseCache, sha256Hex } from "./parse-cache.js";
@@ -38,6 +39,8 @@ export interface YamlStoreOptions {
   globalDir: string;
   /** The global playbook (config `playbookPath`); default `<globalDir>/playbook.yaml`. */
   globalPlaybookPath?: string;
+  /** The diary directory (config `diaryDir`), checked by `diagnose`; default `<globalDir>/diary`. */
+  diaryDir?: string;
   /** `<git root>/.cass`, or null outside a git repository. */
   repoDir: string | null;
   logger: Logger;
@@ -89,25 +92,6 @@ function errnoOf(error: unknown): string | undefined {
 interface LoadedPlaybook {
   playbook: Playbook;
   bytes: Buffer;
-}
-
-/** Copies `file` to `<file>.backup.<epoch-ms>` (never overwriting an earlier backup); returns the backup path. */
-async function backupFile(file: string): Promise<string> {
-  for (let ms = Date.now(); ; ms += 1) {
-    const backup = `${file}.backup.${ms}`;
-    try {
-      await copyFile(file, backup, fsConstants.COPYFILE_EXCL);
-      return backup;
-    } catch (error) {
-      if (errnoOf(error) !== "EEXIST") {
-        throw new AppError("FILE_WRITE_FAILED", `Could not back up ${file}: ${error instanceof Error ? error.message : String(error)}`, {
-          hint: `Check that ${file} is readable and its directory writable.`,
-          details: { path: file },
-          cause: error,
-        });
-      }
-    }
-  }
 }
 
 /**
@@ -279,13 +263,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
   async function readStarterFiles(): Promise<StarterFile[]> {
     const found: StarterFile[] = [];
     for (const dir of [join(globalDir, "starters"), join(globalDir, "starters", "custom")]) {
-      let names: string[];
-      try {
-        names = await readdir(dir);
-      } catch {
-        continue;
-      }
-      for (const name of names.sort()) {
+      for (const name of await listDir(dir)) {
         if (!/\.(ya?ml|json)$/i.test(name)) continue;
         const path = join(dir, name);
         try {
@@ -404,6 +382,15 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     return result;
   }
 
+  const diagnostics = createYamlDiagnostics({
+    globalDir,
+    globalPlaybook,
+    diaryDir: options.diaryDir ?? join(globalDir, "diary"),
+    repoDir,
+    logger,
+    lockOptions,
+  });
+
   return {
     locations,
     readPlaybook,
@@ -418,5 +405,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     readLog,
     layerStatus,
     initialize,
+    diagnose: diagnostics.diagnose,
+    applyFix: diagnostics.applyFix,
   };
 }

@@ -1,10 +1,14 @@
 import { AppError } from "../errors.js";
-import { defaultConfig } from "../schemas/config.js";
+import { formatZodIssues } from "../operation.js";
+import { ConfigSchema, defaultConfig } from "../schemas/config.js";
 import { decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "../schemas/codec.js";
-import { PlaybookSchema, createEmptyPlaybook } from "../schemas/playbook.js";
+import { PLAYBOOK_SCHEMA_VERSION, PlaybookSchema, createEmptyPlaybook } from "../schemas/playbook.js";
 import type { BlockedEntry, Playbook } from "../schemas/playbook.js";
 import { JournalEventSchema, type JournalEvent } from "../schemas/records.js";
 import type {
+  FixResult,
+  FixableIssue,
+  HealthCheck,
   InitializeOptions,
   InitializeResult,
   Layer,
@@ -13,6 +17,7 @@ import type {
   LogReadResult,
   StarterFile,
   Store,
+  StoreDiagnosis,
   StoreLocations,
 } from "../ports.js";
 
@@ -29,10 +34,15 @@ export interface MemoryStoreBacking {
   readonly files: Map<string, string>;
   /** Per-path tail of the mutation queue. */
   readonly queues: Map<string, Promise<unknown>>;
+  /**
+   * Directories that exist without holding a file (an initialized but empty `diary/`). A directory
+   * also exists when any file lies below it.
+   */
+  readonly dirs: Set<string>;
 }
 
 export function createMemoryStoreBacking(): MemoryStoreBacking {
-  return { files: new Map(), queues: new Map() };
+  return { files: new Map(), queues: new Map(), dirs: new Set() };
 }
 
 export interface MemoryStoreOptions {
@@ -44,6 +54,8 @@ export interface MemoryStoreOptions {
   backing?: MemoryStoreBacking;
   /** Creation time of playbooks created implicitly by a mutation (default: the real clock). */
   now?: () => string;
+  /** The diary directory checked by `diagnose` (default `<globalDir>/diary`). */
+  diaryDir?: string;
 }
 
 export type MemoryLogTarget = LogName | "blocked" | "events";
@@ -56,6 +68,8 @@ export interface MemoryStore extends Store {
   rawPlaybook(layer: Layer): string | null;
   /** Appends a raw line (no newline added) to a log, to simulate damaged or torn lines. */
   appendRawLogLine(layer: Layer, log: MemoryLogTarget, text: string): void;
+  diagnose(): Promise<StoreDiagnosis>;
+  applyFix(id: string): Promise<FixResult>;
 }
 
 export const MEMORY_GLOBAL_DIR = "/memory/.cass-memory";
@@ -84,6 +98,17 @@ function notInRepo(): AppError {
   });
 }
 
+/** Category names of the checks, as the original and the YAML store report them. */
+const CATEGORY = {
+  global: "Global Storage (~/.cass-memory)",
+  config: "Configuration",
+  playbook: "Playbook",
+  repo: "Repo .cass/ Structure",
+  journal: "Audit Journal",
+} as const;
+
+const REPO_GITIGNORE = "# cass-memory: local files that should not be committed\ndiary/\n*.tmp\n*.tmp.*\n*.lock.d/\n";
+
 function corruptError(path: string, problem: string, cause?: unknown): AppError {
   return new AppError("PLAYBOOK_CORRUPT", `Playbook at ${path} is invalid: ${problem}`, {
     hint: `Fix ${path} by hand (it was left untouched), or restore it from a backup (${path}.backup.<timestamp>).`,
@@ -95,6 +120,8 @@ function corruptError(path: string, problem: string, cause?: unknown): AppError 
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const backing = options.backing ?? createMemoryStoreBacking();
   const { files, queues } = backing;
+  // Backings created by hand before `dirs` existed still work.
+  const dirs: Set<string> = backing.dirs ?? new Set<string>();
   const now = options.now ?? (() => new Date().toISOString());
   const globalDir = options.globalDir ?? MEMORY_GLOBAL_DIR;
   const repoDir = options.repo === false ? null : (options.repoDir ?? MEMORY_REPO_DIR);
@@ -112,6 +139,214 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     return dir;
   };
   const playbookPath = (layer: Layer): string | null => (layer === "global" ? locations.globalPlaybook : locations.repoPlaybook);
+  const diaryDir = options.diaryDir ?? join(globalDir, "diary");
+  const configPath = join(globalDir, "config.json");
+
+  function dirExists(dir: string): boolean {
+    if (dirs.has(dir)) return true;
+    const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+    for (const key of files.keys()) if (key.startsWith(prefix)) return true;
+    for (const key of dirs) if (key.startsWith(prefix)) return true;
+    return false;
+  }
+
+  function backup(path: string): string {
+    let ms = Date.now();
+    while (files.has(`${path}.backup.${ms}`)) ms += 1;
+    const name = `${path}.backup.${ms}`;
+    files.set(name, files.get(path) ?? "");
+    return name;
+  }
+
+  type ConfigState = "missing" | "ok" | { problem: string };
+  function inspectConfig(): ConfigState {
+    const text = files.get(configPath);
+    if (text === undefined) return "missing";
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      return { problem: `not valid JSON (${error instanceof Error ? error.message : String(error)})` };
+    }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return { problem: "not a JSON object" };
+    const checked = ConfigSchema.safeParse(parsed);
+    return checked.success ? "ok" : { problem: `schema validation failed: ${formatZodIssues(checked.error)}` };
+  }
+
+  type PlaybookState = { kind: "missing" } | { kind: "corrupt"; message: string } | { kind: "ok"; playbook: Playbook };
+  function inspectPlaybook(layer: Layer): PlaybookState {
+    const path = playbookPath(layer);
+    if (path === null || !files.has(path)) return { kind: "missing" };
+    try {
+      return { kind: "ok", playbook: decode(path, layer)! };
+    } catch (error) {
+      return { kind: "corrupt", message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  function diagnoseNow(): StoreDiagnosis {
+    const checks: HealthCheck[] = [];
+    const issues: FixableIssue[] = [];
+    const globalExists = dirExists(globalDir);
+    const config = inspectConfig();
+    const globalPlaybook = inspectPlaybook("global");
+    const blockedExists = files.has(join(globalDir, "blocked.log"));
+    const diaryExists = dirExists(diaryDir);
+    const missing: string[] = [];
+    if (globalPlaybook.kind === "missing") missing.push("playbook.yaml");
+    if (config === "missing") missing.push("config.json");
+    if (!diaryExists) missing.push("diary/");
+    if (!blockedExists) missing.push("blocked.log");
+    if (!globalExists) {
+      checks.push({ category: CATEGORY.global, item: "Structure", status: "fail", message: `Global directory does not exist: ${globalDir}`, details: { path: globalDir, missing } });
+      issues.push({ id: "missing-global-dir", description: `Create the global directory ${globalDir} (mode 0700)`, category: CATEGORY.global, severity: "fail", safety: "safe" });
+    } else if (missing.length > 0) {
+      checks.push({ category: CATEGORY.global, item: "Structure", status: "warn", message: `Missing: ${missing.join(", ")}`, details: { path: globalDir, missing } });
+    } else {
+      checks.push({ category: CATEGORY.global, item: "Structure", status: "pass", message: "All files and directories present", details: { path: globalDir } });
+    }
+    if (config === "missing") issues.push({ id: "missing-config", description: `Write the default configuration to ${configPath}`, category: CATEGORY.global, severity: "warn", safety: "safe" });
+    if (globalPlaybook.kind === "missing") issues.push({ id: "missing-playbook", description: `Create an empty playbook at ${locations.globalPlaybook}`, category: CATEGORY.playbook, severity: "warn", safety: "safe" });
+    if (!blockedExists) issues.push({ id: "missing-blocked-log", description: `Create an empty ${join(globalDir, "blocked.log")}`, category: CATEGORY.global, severity: "warn", safety: "safe" });
+    if (!diaryExists) issues.push({ id: "missing-diary-dir", description: `Create the diary directory ${diaryDir}`, category: CATEGORY.global, severity: "warn", safety: "safe" });
+
+    if (config === "ok") {
+      checks.push({ category: CATEGORY.config, item: "config.json", status: "pass", message: "Global config.json is valid JSON", details: { path: configPath } });
+    } else if (config !== "missing") {
+      checks.push({ category: CATEGORY.config, item: "config.json", status: "fail", message: `Global config.json is invalid: ${config.problem}`, details: { path: configPath } });
+      issues.push({ id: "reset-config", description: `Back up ${configPath} and replace it with the default configuration`, category: CATEGORY.config, severity: "fail", safety: "cautious" });
+    }
+
+    const reportPlaybook = (layer: Layer, state: PlaybookState): void => {
+      const item = layer === "global" ? "Global playbook.yaml" : "Repo .cass/playbook.yaml";
+      const path = playbookPath(layer)!;
+      if (state.kind === "missing") return;
+      if (state.kind === "corrupt") {
+        checks.push({ category: CATEGORY.playbook, item, status: "fail", message: state.message, details: { path } });
+        issues.push({
+          id: `repair-playbook-${layer}`,
+          description: `Repair ${path}`,
+          category: CATEGORY.playbook,
+          severity: "fail",
+          safety: "manual",
+          howToFix: [`Fix ${path} by hand, or restore it from a backup (${path}.backup.<epoch-ms>).`],
+        });
+        return;
+      }
+      const version = state.playbook.schema_version;
+      const count = state.playbook.bullets.length;
+      if (version < PLAYBOOK_SCHEMA_VERSION) {
+        checks.push({ category: CATEGORY.playbook, item, status: "warn", message: `Schema version ${version} is outdated (current: ${PLAYBOOK_SCHEMA_VERSION})`, details: { path, schemaVersion: version, bullets: count } });
+        issues.push({ id: `migrate-playbook-schema-${layer}`, description: `Back up ${path} and set schema_version to ${PLAYBOOK_SCHEMA_VERSION} (rules unchanged)`, category: CATEGORY.playbook, severity: "warn", safety: "safe" });
+      } else {
+        checks.push({ category: CATEGORY.playbook, item, status: "pass", message: `Schema version ${version} (${count} rule${count === 1 ? "" : "s"})`, details: { path, schemaVersion: version, bullets: count } });
+      }
+    };
+    reportPlaybook("global", globalPlaybook);
+
+    if (repoDir === null) {
+      checks.push({ category: CATEGORY.repo, item: "Availability", status: "warn", message: "Not in a git repository. Repo-level memory not available." });
+    } else if (!dirExists(repoDir)) {
+      checks.push({ category: CATEGORY.repo, item: "Structure", status: "warn", message: "Not initialized. Run `cm init --repo` to enable repo-level memory.", details: { path: repoDir } });
+      issues.push({ id: "missing-repo-cass-dir", description: `Create ${repoDir} with playbook.yaml, blocked.log and .gitignore`, category: CATEGORY.repo, severity: "warn", safety: "safe" });
+    } else {
+      const repoMissing = REPO_FILES.filter((name) => !files.has(join(repoDir, name)));
+      if (repoMissing.length > 0) {
+        checks.push({ category: CATEGORY.repo, item: "Structure", status: "warn", message: `Partial setup. Missing: ${repoMissing.join(", ")}`, details: { path: repoDir, missing: repoMissing } });
+        issues.push({ id: "missing-repo-cass-dir", description: `Create the missing ${repoMissing.join(", ")} in ${repoDir}`, category: CATEGORY.repo, severity: "warn", safety: "safe" });
+      } else {
+        checks.push({ category: CATEGORY.repo, item: "Structure", status: "pass", message: "Complete (.cass/playbook.yaml and .cass/blocked.log present)", details: { path: repoDir } });
+      }
+      reportPlaybook("repo", inspectPlaybook("repo"));
+    }
+
+    for (const layer of ["global", "repo"] as const) {
+      const dir = dirOf(layer);
+      if (dir === null) continue;
+      const path = join(dir, LOG_FILES.events);
+      const text = files.get(path);
+      if (text === undefined) continue;
+      const item = layer === "global" ? "Global events.jsonl" : "Repo .cass/events.jsonl";
+      const bad: number[] = [];
+      let events = 0;
+      text.split("\n").forEach((raw, index) => {
+        const line = raw.trim();
+        if (line === "") return;
+        try {
+          if (JournalEventSchema.safeParse(JSON.parse(line)).success) events += 1;
+          else bad.push(index + 1);
+        } catch {
+          bad.push(index + 1);
+        }
+      });
+      checks.push(
+        bad.length > 0
+          ? { category: CATEGORY.journal, item, status: "warn", message: `${bad.length} malformed line${bad.length === 1 ? "" : "s"} (line${bad.length === 1 ? "" : "s"} ${bad.join(", ")}); they are skipped when reading`, details: { path, events, malformedLines: bad } }
+          : { category: CATEGORY.journal, item, status: "pass", message: `${events} event${events === 1 ? "" : "s"}, all well-formed`, details: { path, events } },
+      );
+    }
+    return { checks, fixableIssues: issues };
+  }
+
+  function createIfMissing(path: string, content: () => string): boolean {
+    if (files.has(path)) return false;
+    files.set(path, content());
+    return true;
+  }
+
+  function applyFixNow(id: string): FixResult {
+    const created = (path: string, did: boolean): FixResult => ({ id, success: true, message: did ? `Created ${path}` : `${path} already exists` });
+    switch (id) {
+      case "missing-global-dir": {
+        const existed = dirExists(globalDir);
+        dirs.add(globalDir);
+        return created(globalDir, !existed);
+      }
+      case "missing-config":
+        return created(configPath, createIfMissing(configPath, () => JSON.stringify(defaultConfig(), null, 2)));
+      case "reset-config": {
+        const state = inspectConfig();
+        if (state === "ok") return { id, success: true, message: `${configPath} is valid; nothing to reset` };
+        const backups = state === "missing" ? [] : [backup(configPath)];
+        files.set(configPath, JSON.stringify(defaultConfig(), null, 2));
+        return { id, success: true, message: `Reset ${configPath} to the defaults`, ...(backups.length > 0 ? { backups } : {}) };
+      }
+      case "missing-playbook":
+        return created(locations.globalPlaybook, createIfMissing(locations.globalPlaybook, () => JSON.stringify(createEmptyPlaybook(now(), "global"))));
+      case "migrate-playbook-schema-global":
+      case "migrate-playbook-schema-repo": {
+        const layer: Layer = id.endsWith("global") ? "global" : "repo";
+        const path = playbookPath(layer);
+        const state = inspectPlaybook(layer);
+        if (path === null || state.kind !== "ok") return { id, success: false, message: `Cannot migrate ${path ?? "the repo playbook"}: ${state.kind === "corrupt" ? state.message : "file does not exist"}` };
+        if (state.playbook.schema_version >= PLAYBOOK_SCHEMA_VERSION) return { id, success: true, message: `${path} already has schema_version ${state.playbook.schema_version}` };
+        const saved = backup(path);
+        files.set(path, JSON.stringify({ ...state.playbook, schema_version: PLAYBOOK_SCHEMA_VERSION }));
+        return { id, success: true, message: `Migrated ${path} to schema_version ${PLAYBOOK_SCHEMA_VERSION} (backup: ${saved})`, backups: [saved] };
+      }
+      case "missing-blocked-log": {
+        const path = join(globalDir, "blocked.log");
+        return created(path, createIfMissing(path, () => ""));
+      }
+      case "missing-diary-dir": {
+        const existed = dirExists(diaryDir);
+        dirs.add(diaryDir);
+        return created(diaryDir, !existed);
+      }
+      case "missing-repo-cass-dir": {
+        if (repoDir === null) return { id, success: false, message: "Not in a git repository" };
+        dirs.add(repoDir);
+        const made: string[] = [];
+        if (createIfMissing(join(repoDir, "playbook.yaml"), () => JSON.stringify(createEmptyPlaybook(now(), "repo")))) made.push("playbook.yaml");
+        if (createIfMissing(join(repoDir, "blocked.log"), () => "")) made.push("blocked.log");
+        if (createIfMissing(join(repoDir, ".gitignore"), () => REPO_GITIGNORE)) made.push(".gitignore");
+        return { id, success: true, message: made.length > 0 ? `Created ${made.map((n) => join(repoDir, n)).join(", ")}` : `${repoDir} is complete` };
+      }
+      default:
+        if (id.startsWith("repair-playbook-")) return { id, success: false, message: "Manual fix required (see howToFix)" };
+        return { id, success: false, message: `Unknown fix: ${id}` };
+    }
+  }
 
   function decode(path: string, layer: Layer): Playbook | null {
     const text = files.get(path);
@@ -294,6 +529,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
     async initialize(layer, init: InitializeOptions): Promise<InitializeResult> {
       const dir = requireDir(layer);
+      dirs.add(dir);
+      if (layer === "global") for (const sub of ["diary", "reflections", "embeddings", "cost"]) dirs.add(join(dir, sub));
       const plan: Array<{ name: string; content: () => string; rewrite: boolean }> =
         layer === "global"
           ? [
@@ -326,6 +563,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         }
       }
       return result;
+    },
+
+    async diagnose() {
+      return diagnoseNow();
+    },
+
+    async applyFix(id) {
+      return applyFixNow(id);
     },
 
     corrupt(layer, raw = "{ not json") {
