@@ -24,6 +24,20 @@ export function intOption(name: string, raw: string | undefined, min = 1): numbe
   return value;
 }
 
+const STRICT_FLOAT = /^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/** `undefined` when absent; otherwise a number in the original's strict float syntax within [min, max], or INVALID_INPUT. */
+export function floatOption(name: string, raw: string | undefined, min = -Infinity, max = Infinity): number | undefined {
+  if (raw === undefined) return undefined;
+  const trimmed = raw.trim();
+  const value = STRICT_FLOAT.test(trimmed) ? Number(trimmed) : Number.NaN;
+  if (!Number.isFinite(value) || value < min || value > max) {
+    const range = Number.isFinite(max) ? `between ${min} and ${max}` : `a number >= ${min}`;
+    throw new AppError("INVALID_INPUT", `${name} must be ${range}.`, { details: { field: name, received: raw } });
+  }
+  return value;
+}
+
 /** Case-insensitive one-of check with the original's message. */
 export function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
   const value = raw.trim().toLowerCase();

@@ -1,9 +1,16 @@
 import { Command } from "commander";
 import { argvWantsJson, type CliContext } from "./cli-context.js";
 import { registerContext } from "./commands/context.js";
+import { registerDoctor } from "./commands/doctor.js";
+import { registerPrivacy } from "./commands/privacy.js";
 import { registerInit } from "./commands/init.js";
+import { registerInsight } from "./commands/insight.js";
 import { registerMark } from "./commands/mark.js";
+import { registerMemory } from "./commands/memory.js";
 import { registerPlaybook } from "./commands/playbook.js";
+import { registerProject } from "./commands/project.js";
+import { registerQuickstart } from "./commands/quickstart.js";
+import { registerStarters } from "./commands/starters.js";
 import { VERSION } from "./version.js";
 
 /**
@@ -44,9 +51,11 @@ export function buildProgram(ctx: CliContext): Command {
     .option("--no-emoji", "plain-text icons instead of emoji")
     .option("--width <n>", "output width")
     .option("--verbose", "diagnostic [cm] lines on stderr")
+    .option("--info", "print versions, paths and playbook sizes, then exit")
+    .option("--examples", "print example workflows, then exit")
     .exitOverride();
   if (!argvWantsJson(ctx.argv.slice(2))) program.showHelpAfterError("(add --help for additional information)");
-  program.addHelpText("before", `Start here (agents):\n  ${cli} context "<task>" --json\n\nThen:\n  ${cli} mark <bulletId> --helpful --json\n`);
+  program.addHelpText("before", `Start here (agents):\n  ${cli} context "<task>" --json\n\nThen:\n  ${cli} quickstart --json\n  ${cli} mark <bulletId> --helpful --json\n`);
   program.addHelpText(
     "after",
     [
@@ -62,11 +71,17 @@ export function buildProgram(ctx: CliContext): Command {
       "  --no-emoji       plain-text icons (also CASS_MEMORY_NO_EMOJI)",
       "  --width <n>      output width (also CASS_MEMORY_WIDTH)",
       "  --verbose        diagnostics on stderr (also CASS_MEMORY_VERBOSE)",
+      "  --info           versions, paths and playbook sizes (with --json: an envelope)",
+      "  --examples       example workflows (with --json: an envelope)",
       "",
       "Command groups:",
-      "  Agent:     context (ctx), mark",
+      "  Agent:     context (ctx), mark, remember, recall",
+      "  Lifecycle: forget, undo, history",
       "  Playbook:  playbook list|get|add|remove|export|import, ls, add, rm",
-      "  Setup:     init",
+      "  Insight:   stats, top, stale, why, similar",
+      "  Setup:     init, starters, playbook bootstrap",
+      "  Health:    doctor (dr), privacy status|enable|disable|allow|deny",
+      "  Guides:    quickstart, project, --examples, --info",
       "",
     ].join("\n"),
   );
@@ -74,5 +89,12 @@ export function buildProgram(ctx: CliContext): Command {
   registerContext(program, ctx);
   registerMark(program, ctx);
   registerPlaybook(program, ctx);
+  registerProject(program, ctx);
+  registerQuickstart(program, ctx);
+  registerStarters(program, ctx);
+  registerMemory(program, ctx);
+  registerInsight(program, ctx);
+  registerDoctor(program, ctx);
+  registerPrivacy(program, ctx);
   return program;
 }

@@ -59,12 +59,13 @@ describe("cm remember + context verification", () => {
     expect(run(["ls", "--json"]).json().data.bullets).toEqual([]);
   });
 
-  it("expired rules stay out of context but are listed; --max-tokens trims and reports", () => {
+  it("expired rules stay out of context and list, but list --all shows them; --max-tokens trims and reports", () => {
     const expired = remember("Pin the CI image to node 18", "--valid-to", "2020-01-01");
     const current = remember("Pin the CI image to node 22 for webpack builds");
     const ctx = run(["context", "pin CI image node", "--json", "--no-history"]).json().data;
     expect(ctx.relevantBullets.map((b: { id: string }) => b.id)).toEqual([current.id]);
-    expect(run(["ls", "--json"]).json().data.bullets.map((b: { id: string }) => b.id)).toContain(expired.id);
+    expect(run(["ls", "--json"]).json().data.bullets.map((b: { id: string }) => b.id)).toEqual([current.id]);
+    expect(run(["playbook", "list", "--all", "--json"]).json().data.bullets.map((b: { id: string }) => b.id)).toEqual([expired.id, current.id]);
 
     const trimmed = run(["context", "pin CI image node", "--json", "--no-history", "--max-tokens", "150"]).json().data;
     expect(trimmed.relevantBullets).toEqual([]);

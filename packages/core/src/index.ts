@@ -41,6 +41,7 @@ export type {
   SessionSummary,
   StarterFile,
   Store,
+  RuntimeReport,
   StoreDiagnosis,
   StoreLocations,
   WorkspaceFiles,
@@ -146,11 +147,19 @@ export { CASS_NOT_FOUND_DEGRADED, createNullEpisodicSource } from "./episodic/nu
 export { operations } from "./operations/index.js";
 export { contextOperation, ContextInputSchema, ContextResultSchema } from "./operations/context.js";
 export type { ContextInput, ContextResult, HistorySnippet } from "./operations/context.js";
+export { FORGET_SOURCE_SESSION, forgetOperation } from "./operations/forget.js";
+export type { ForgetResult } from "./operations/forget.js";
+export { historyOperation } from "./operations/history.js";
+export type { HistoryResult } from "./operations/history.js";
+export { DEFAULT_RECALL_LIMIT, recallOperation } from "./operations/recall.js";
+export type { RecallResult } from "./operations/recall.js";
+export { undoOperation } from "./operations/undo.js";
+export type { UndoResult } from "./operations/undo.js";
 export { initOperation } from "./operations/init.js";
 export type { GlobalInitResult, RepoInitResult } from "./operations/init.js";
 export { markOperation } from "./operations/mark.js";
 export type { MarkResult } from "./operations/mark.js";
-export { playbookAddOperation } from "./operations/playbook-add.js";
+export { playbookAddOperation, rememberOperation } from "./operations/playbook-add.js";
 export type { PlaybookAddBatchResult, PlaybookAddInput, PlaybookAddSingleResult } from "./operations/playbook-add.js";
 export { playbookExportOperation } from "./operations/playbook-export.js";
 export type { PlaybookExport } from "./operations/playbook-export.js";
@@ -161,7 +170,110 @@ export type { PlaybookImportResult } from "./operations/playbook-import.js";
 export { playbookListOperation } from "./operations/playbook-list.js";
 export { playbookRemoveOperation } from "./operations/playbook-remove.js";
 export type { PlaybookRemoveResult } from "./operations/playbook-remove.js";
-export { loadMergedPlaybook, locateBullet } from "./operations/shared.js";
+export { statsOperation, StatsResultSchema } from "./operations/stats.js";
+export type { StatsResult } from "./operations/stats.js";
+export { SCOPE_FILTERS, filterByScope, parseScopeFilter, topOperation, TopResultSchema } from "./operations/top.js";
+export type { ScopeFilter, TopInput, TopResult } from "./operations/top.js";
+export { STALE_DEFAULT_DAYS, staleOperation, staleRecommendation, StaleResultSchema } from "./operations/stale.js";
+export type { ExpiringBullet, StaleBullet, StaleInput, StaleResult } from "./operations/stale.js";
+export { effectivenessLabel, resolveBulletId, whyOperation, WhyResultSchema } from "./operations/why.js";
+export type { WhyInput, WhyResult } from "./operations/why.js";
+export {
+  SIMILAR_DEFAULT_LIMIT,
+  SIMILAR_DEFAULT_THRESHOLD,
+  similarOperation,
+  similarityScorerFor,
+  SimilarResultSchema,
+} from "./operations/similar.js";
+export type { SimilarInput, SimilarResult } from "./operations/similar.js";
+export {
+  MERGE_CANDIDATE_MAX_PAIRS,
+  MERGE_CANDIDATE_MAX_SCAN,
+  MERGE_CANDIDATE_THRESHOLD,
+  describeSimilarityMode,
+  findMergeCandidates,
+  findSimilar,
+  keywordSimilarityScorer,
+  semanticSearchStatus,
+} from "./domain/similarity.js";
+export type {
+  MergeCandidate,
+  SemanticSearchStatus,
+  SimilarMatch,
+  SimilarityMode,
+  SimilarityScorer,
+} from "./domain/similarity.js";
+export {
+  PROJECT_FORMATS,
+  PROJECT_FORMAT_NAMES,
+  parseProjectFormat,
+  projectOperation,
+  renderAgentsMd,
+  renderClaudeMd,
+} from "./operations/project.js";
+export type { ProjectFormat, ProjectInput, ProjectRenderOptions, ProjectResult } from "./operations/project.js";
+export { quickstartData, quickstartOperation } from "./operations/quickstart.js";
+export type { QuickstartResult } from "./operations/quickstart.js";
+export {
+  applyStarter,
+  findStarter,
+  loadStarters,
+  playbookBootstrapOperation,
+  startersOperation,
+} from "./operations/starters.js";
+export type { PlaybookBootstrapResult, StarterApplication, StartersResult } from "./operations/starters.js";
+export { BUILTIN_STARTERS } from "./starters/builtin.js";
+export {
+  StarterBulletSpecSchema,
+  StarterFileSchema,
+  parseStarterFile,
+  planStarter,
+  starterBullet,
+  starterBulletId,
+  starterNameFromPath,
+} from "./starters/starter.js";
+export type {
+  ResolvedStarter,
+  StarterBulletSpec,
+  StarterDocument,
+  StarterPlan,
+  StarterSkipReason,
+  StarterSource,
+} from "./starters/starter.js";
+export {
+  DOCTOR_CATEGORIES,
+  DoctorInputSchema,
+  DoctorResultSchema,
+  LLM_CREDENTIAL_SOURCES,
+  SANITIZER_BENIGN_SAMPLES,
+  doctorOperation,
+  overallStatusOf,
+} from "./operations/doctor.js";
+export type {
+  DoctorCheck,
+  DoctorFixableIssue,
+  DoctorInput,
+  DoctorResult,
+  FixPlan,
+  OverallStatus,
+  RecommendedAction,
+} from "./operations/doctor.js";
+export {
+  CrossAgentSchema,
+  DEFAULT_CROSS_AGENT_AGENTS,
+  PRIVACY_STATUS_DEFAULT_DAYS,
+  PrivacyMutationSchema,
+  PrivacyStatusSchema,
+  privacyAllowOperation,
+  privacyDenyOperation,
+  privacyDisableOperation,
+  privacyEnableOperation,
+  privacyStatusOperation,
+} from "./operations/privacy.js";
+export type { CrossAgentSettings, PrivacyMutationResult, PrivacyStatus } from "./operations/privacy.js";
+export { loadMergedPlaybook, locateBullet, mutatePlaybookJournaled } from "./operations/shared.js";
+export type { MutationMeta } from "./operations/shared.js";
+export { STALE_PENALTY } from "./operations/context.js";
 
 // Domain algorithms (pure)
 export { sha256Bytes, sha256Hex } from "./domain/sha256.js";
@@ -239,6 +351,7 @@ export {
   SECRET_PATTERNS,
   compileSanitizer,
   sanitize,
+  userRegexProblem,
 } from "./domain/sanitize.js";
 export type { Sanitizer, SanitizerOptions, SecretPattern } from "./domain/sanitize.js";
 export { parseInlineFeedback } from "./domain/inline-feedback.js";
@@ -255,3 +368,14 @@ export {
 } from "./domain/ranking.js";
 export type { RankOptions, RankResult, ScoredBullet } from "./domain/ranking.js";
 export type { OmitKnown } from "./domain/types.js";
+export { JOURNAL_TRACKED_FIELDS, diffForJournal, snapshotBullets } from "./domain/journal.js";
+export type { BulletSnapshot, JournalMeta } from "./domain/journal.js";
+export {
+  MAX_VERIFY_BYTES,
+  parseEvidenceSpec,
+  parseValidityDate,
+  runVerification,
+  validateVerification,
+  verificationFromFlags,
+} from "./domain/verification.js";
+export type { VerificationFlags, VerificationOutcome } from "./domain/verification.js";

@@ -110,12 +110,16 @@ export interface FixableIssue {
   category: string;
   severity: "warn" | "fail";
   safety: "safe" | "cautious" | "manual";
+  /** Steps for a manual fix (safe and cautious fixes get the doctor command added by core). */
+  howToFix?: string[];
 }
 
 export interface FixResult {
   id: string;
   success: boolean;
   message: string;
+  /** Backups `<file>.backup.<epoch-ms>` made before files were rewritten. */
+  backups?: string[];
 }
 
 export interface StoreDiagnosis {
@@ -268,4 +272,20 @@ export interface OperationDeps {
   files: WorkspaceFiles;
   /** Who is acting, recorded in the audit journal (default: the program name). */
   actor?: string;
+  /** What the composition root found about its environment (reported by `cm doctor`). */
+  runtimeReport?: RuntimeReport;
+}
+
+/** Facts only the host knows (core reads no environment), for diagnostics. All optional. */
+export interface RuntimeReport {
+  /** Version of the program running the operations. */
+  version?: string;
+  /** Configuration problems found while loading; the affected settings fell back to defaults. */
+  configProblems?: string[];
+  /** Loads the configuration again and returns its problems now (doctor re-checks after fixes). */
+  recheckConfig?: () => Promise<string[]>;
+  /** Names (never values) of the LLM credential sources that are set, e.g. `ANTHROPIC_API_KEY`. */
+  llmCredentials?: string[];
+  /** True when LLM use is switched off (`CASS_MEMORY_LLM=none`). */
+  llmDisabled?: boolean;
 }

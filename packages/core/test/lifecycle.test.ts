@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { AppError } from "../src/errors.js";
 import { runOperation } from "../src/operation.js";
 import { STALE_PENALTY, contextOperation } from "../src/operations/context.js";
 import { forgetOperation } from "../src/operations/forget.js";
@@ -13,6 +12,7 @@ import { undoOperation } from "../src/operations/undo.js";
 import { parseEvidenceSpec, verificationFromFlags } from "../src/domain/verification.js";
 import { createFakeEpisodicSource, createMemoryFiles, createTestDeps } from "../src/testing/fakes.js";
 import { createMemoryStore } from "../src/testing/memory-store.js";
+import { expectAppError } from "./support.js";
 
 const WORKSPACE = "/work/app";
 
@@ -22,17 +22,6 @@ function setup(options: { repo?: boolean; files?: Record<string, string> } = {})
   return { deps: createTestDeps(store, { files }), store, files };
 }
 
-async function expectAppError(promise: Promise<unknown>, code: string): Promise<AppError> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected ${code}, got success`);
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).code).toBe(code);
-  return error as AppError;
-}
 
 async function remember(deps: ReturnType<typeof setup>["deps"], content: string, extra: Record<string, unknown> = {}) {
   const result = await runOperation(rememberOperation, deps, { content, ...extra });
@@ -145,7 +134,9 @@ describe("context: verification, expiry, budgets", () => {
     const result = await runOperation(contextOperation, deps, { task: "pin node version in CI images" });
     expect(result.relevantBullets.map((b) => b.id)).toEqual([current.id]);
     const listed = await runOperation(playbookListOperation, deps, {});
-    expect(listed.bullets.map((b) => b.id)).toEqual(expect.arrayContaining([expired.id, future.id, current.id]));
+    expect(listed.bullets.map((b) => b.id)).toEqual([current.id]);
+    const all = await runOperation(playbookListOperation, deps, { all: true });
+    expect(all.bullets.map((b) => b.id)).toEqual([expired.id, future.id, current.id]);
   });
 
   it("trims to --max-tokens lowest ranked first and says what it removed", async () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { AppError } from "../src/errors.js";
 import { runOperation } from "../src/operation.js";
 import { contextOperation } from "../src/operations/context.js";
 import { initOperation } from "../src/operations/init.js";
@@ -13,23 +12,13 @@ import { playbookRemoveOperation } from "../src/operations/playbook-remove.js";
 import { CASS_NOT_FOUND_DEGRADED, createNullEpisodicSource } from "../src/episodic/null-source.js";
 import { createFakeEpisodicSource, createTestDeps } from "../src/testing/fakes.js";
 import { createMemoryStore } from "../src/testing/memory-store.js";
+import { expectAppError } from "./support.js";
 
 function setup(options: { repo?: boolean } = {}) {
   const store = createMemoryStore({ repo: options.repo ?? false, now: () => "2026-01-01T00:00:00.000Z" });
   return createTestDeps(store);
 }
 
-async function expectAppError(promise: Promise<unknown>, code: string): Promise<AppError> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected ${code}, got success`);
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).code).toBe(code);
-  return error as AppError;
-}
 
 describe("init", () => {
   it("creates the global layer, refuses a second init, and needs --yes to overwrite", async () => {

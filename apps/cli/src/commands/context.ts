@@ -4,15 +4,17 @@ import type { Command } from "commander";
 import { AppError, contextOperation, type ContextResult } from "@cass-memory/core";
 import { emit, run, type CliContext } from "../cli-context.js";
 import { bold, cyan, divider, dim, fixed, icon, layoutWidth, red, wrap, yellow } from "../human.js";
-import { intOption, oneOf, readStdin } from "../options.js";
+import { floatOption, intOption, oneOf, readStdin } from "../options.js";
 import { writeStderr } from "../output.js";
 
 interface ContextFlags {
   json?: boolean;
   limit?: string;
   top?: string;
-  history?: string;
+  history?: string | false;
   days?: string;
+  maxTokens?: string;
+  minScore?: string;
   workspace?: string;
   format?: string;
   session?: string;
@@ -33,6 +35,9 @@ export function registerContext(program: Command, ctx: CliContext): void {
     .option("--limit <n>", "maximum number of rules (default: config maxBulletsInContext)")
     .option("--top <n>", "deprecated alias of --limit")
     .option("--history <n>", "maximum number of history snippets (default: config maxHistoryInContext)")
+    .option("--no-history", "do not search past sessions")
+    .option("--max-tokens <n>", "trim the result to about n tokens, lowest ranked first")
+    .option("--min-score <score>", "minimum relevance score of a rule (default: config minRelevanceScore)")
     .option("--days <n>", "history lookback in days (default: config sessionLookbackDays)")
     .option("--workspace <path>", "workspace for workspace-scoped rules and history")
     .option("--format <format>", "output format: json or markdown (overrides --json)")
@@ -40,7 +45,7 @@ export function registerContext(program: Command, ctx: CliContext): void {
     .option("--log-context", "append this lookup to the context log (also CASS_CONTEXT_LOG=1)")
     .addHelpText(
       "after",
-      `\nExamples:\n  ${cli} context "fix the login bug" --json\n  ${cli} ctx "add pagination" --limit 10 --format markdown\n  echo "debug flaky test" | ${cli} context - --json\n`,
+      `\nExamples:\n  ${cli} context "fix the login bug" --json\n  ${cli} context "migrate the orders table" --max-tokens 2000 --no-history --json\n  ${cli} ctx "add pagination" --limit 10 --format markdown\n  echo "debug flaky test" | ${cli} context - --json\n`,
     )
     .action(async (taskArg: string | undefined, flags: ContextFlags) => {
       const format = flags.format !== undefined ? flags.format.trim().toLowerCase() : undefined;
@@ -57,7 +62,10 @@ export function registerContext(program: Command, ctx: CliContext): void {
           limit = top;
         }
       }
-      const history = intOption("history", flags.history);
+      const noHistory = flags.history === false;
+      const history = flags.history === false ? undefined : intOption("history", flags.history);
+      const maxTokens = intOption("maxTokens", flags.maxTokens);
+      const minScore = floatOption("minScore", flags.minScore, 0);
       const days = intOption("days", flags.days);
       const workspace = flags.workspace !== undefined ? canonicalWorkspace(flags.workspace) : undefined;
       // An empty task is rejected by the operation, with the original's message and hint.
@@ -70,6 +78,9 @@ export function registerContext(program: Command, ctx: CliContext): void {
         ...(limit !== undefined ? { limit } : {}),
         ...(history !== undefined ? { history } : {}),
         ...(days !== undefined ? { days } : {}),
+        ...(noHistory ? { noHistory: true } : {}),
+        ...(maxTokens !== undefined ? { maxTokens } : {}),
+        ...(minScore !== undefined ? { minScore } : {}),
         ...(flags.session !== undefined ? { session: flags.session } : {}),
         logContext: Boolean(flags.logContext) || envLog === "1" || envLog === "true",
       });
@@ -114,7 +125,16 @@ function renderBullets(lines: string[], bullets: ScoredBullet[], width: number):
   for (const b of bullets) {
     lines.push(`  ${cyan(bulletHeader(b))}`);
     lines.push(...wrap(b.content, width, "    "));
+    if (b.stale) lines.push(...wrap(`${icon.warning()} stale: ${b.stale.reason}`, width, "    ").map(yellow));
   }
+}
+
+function trimmedNote(t: NonNullable<ContextResult["trimmed"]>): string {
+  const rules = t.relevantBullets.length + t.antiPatterns.length;
+  if (t.estimatedTokens > t.maxTokens) {
+    return `Over budget: ≈${t.estimatedTokens} tokens > --max-tokens ${t.maxTokens} with every rule and snippet removed (${rules} rules, ${t.historySnippets} snippets).`;
+  }
+  return `Trimmed to fit --max-tokens ${t.maxTokens} (≈${t.estimatedTokens} tokens): ${rules} rule${rules === 1 ? "" : "s"} and ${t.historySnippets} history snippet${t.historySnippets === 1 ? "" : "s"} left out.`;
 }
 
 export function renderHuman(r: ContextResult, cli: string): string[] {
@@ -149,12 +169,13 @@ export function renderHuman(r: ContextResult, cli: string): string[] {
     lines.push("", bold("SUGGESTED SEARCHES"));
     for (const q of r.suggestedCassQueries) lines.push(`  ${q}`);
   }
+  if (r.trimmed) lines.push("", ...wrap(trimmedNote(r.trimmed), width, "").map(dim));
   return lines;
 }
 
 export function renderMarkdown(r: ContextResult): string[] {
   const rule = (b: ScoredBullet) =>
-    `- **${b.id}** (${b.category}/${typeof b.kind === "string" ? b.kind : "rule"}, relevance ${fixed(b.relevanceScore, 1)}, confidence ${fixed(b.effectiveScore, 2)}): ${b.content}`;
+    `- **${b.id}** (${b.category}/${typeof b.kind === "string" ? b.kind : "rule"}, relevance ${fixed(b.relevanceScore, 1)}, confidence ${fixed(b.effectiveScore, 2)}): ${b.content}${b.stale ? ` _(stale: ${b.stale.reason})_` : ""}`;
   const lines = [`# Context for: ${r.task}`, "", `## Playbook rules (${r.relevantBullets.length})`];
   lines.push(...(r.relevantBullets.length > 0 ? r.relevantBullets.map(rule) : ["_None._"]));
   lines.push("", `## Pitfalls (${r.antiPatterns.length})`);
@@ -167,5 +188,6 @@ export function renderMarkdown(r: ContextResult): string[] {
   lines.push(...(r.deprecatedWarnings.length > 0 ? r.deprecatedWarnings.map((w) => `- ${w}`) : ["_None._"]));
   lines.push("", "## Suggested searches");
   lines.push(...(r.suggestedCassQueries.length > 0 ? r.suggestedCassQueries.map((q) => `- \`${q}\``) : ["_None._"]));
+  if (r.trimmed) lines.push("", `_${trimmedNote(r.trimmed)}_`);
   return lines;
 }

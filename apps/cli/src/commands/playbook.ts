@@ -16,6 +16,7 @@ import {
   type PlaybookRemoveResult,
 } from "@cass-memory/core";
 import { emit, run, type CliContext } from "../cli-context.js";
+import { registerBootstrap } from "./bootstrap.js";
 import { bold, dim, fixed, green, icon, layoutWidth, tildify, wrap, yellow } from "../human.js";
 import { ask, isInteractive, oneOf, readStdin } from "../options.js";
 import { writeStderr, writeStdout } from "../output.js";
@@ -43,6 +44,7 @@ export function registerPlaybook(program: Command, ctx: CliContext): void {
   defineRemove(group.command("remove"), ctx);
   defineExport(group.command("export"), ctx);
   defineImport(group.command("import"), ctx);
+  registerBootstrap(group, ctx);
 
   defineList(program.command("ls"), ctx, false);
   defineAdd(program.command("add"), ctx);
@@ -55,16 +57,20 @@ function defineList(cmd: Command, ctx: CliContext, full: boolean): void {
   cmd
     .description("List active playbook rules")
     .option("--category <cat>", "only rules of this category (exact match)")
+    .option("--all", "include deprecated rules and rules outside their validity window")
     .option("-j, --json", "output a JSON envelope");
   if (full) cmd.option("--format <format>", "output format: json or toon");
   cmd
     .addHelpText("after", `\nExamples:\n  ${ctx.cliName} playbook list\n  ${ctx.cliName} ls --category testing --json\n`)
-    .action(async (flags: { category?: string; json?: boolean; format?: string }) => {
+    .action(async (flags: { category?: string; all?: boolean; json?: boolean; format?: string }) => {
       const format = flags.format !== undefined ? flags.format.trim().toLowerCase() : undefined;
       ctx.begin(playbookListOperation.command, format === "json" || format === "toon" || Boolean(flags.json));
       if (flags.format !== undefined) oneOf("format", flags.format, ["json", "toon"] as const);
       if (format === "toon") writeStderr("[cm] Warning: tru binary not found, falling back to JSON output");
-      const result = await run(ctx, playbookListOperation, { ...(flags.category !== undefined ? { category: flags.category } : {}) });
+      const result = await run(ctx, playbookListOperation, {
+        ...(flags.category !== undefined ? { category: flags.category } : {}),
+        ...(flags.all ? { all: true } : {}),
+      });
       emit(ctx, result, () => renderList(result.bullets as Bullet[], ctx.cliName));
     });
 }
@@ -115,6 +121,13 @@ function renderGet(result: PlaybookGetResult, cli: string): string[] {
   lines.push("", "Scores:", `  Effective: ${fixed(b.effectiveScore, 2)}`, `  Raw: ${helpful - 4 * harmful}`);
   lines.push(`  Helpful: ${helpful} (decayed ${fixed(b.decayedHelpful, 2)})`, `  Harmful: ${harmful} (decayed ${fixed(b.decayedHarmful, 2)})`);
   lines.push("", `Sources: ${list(b.sourceSessions)}`, `Agents: ${list(b.sourceAgents)}`, `Tags: ${list(b.tags)}`);
+  const evidence = Array.isArray(b.evidence) ? (b.evidence as Array<{ type: string; uri: string; note?: string }>) : [];
+  for (const e of evidence) lines.push(`Evidence: ${e.type}:${e.uri}${e.note ? ` (${e.note})` : ""}`);
+  const v = b.verification as { type: string; pattern: string; path?: string; mode?: string } | undefined;
+  if (v) lines.push(`Verification: ${v.type === "regex" ? `/${v.pattern}/ in ${v.path ?? "?"}` : `file ${v.pattern}`}${v.mode === "absent" ? " must be absent" : " must exist"}`);
+  if (typeof b.validFrom === "string" || typeof b.validTo === "string") {
+    lines.push(`Valid: ${typeof b.validFrom === "string" ? b.validFrom : "-"} → ${typeof b.validTo === "string" ? b.validTo : "-"}`);
+  }
   if (b.deprecated === true) lines.push("", yellow(`Status: DEPRECATED${typeof b.deprecationReason === "string" ? ` (${b.deprecationReason})` : ""}`));
   lines.push("", dim(`${icon.tip()}See provenance: ${cli} why ${b.id}`));
   return lines;
@@ -126,39 +139,84 @@ interface AddFlags {
   category?: string;
   file?: string;
   session?: string;
+  tag?: string[];
+  evidence?: string[];
+  verifyFile?: string;
+  verifyRegex?: string;
+  verifyAbsent?: boolean;
+  validFrom?: string;
+  validTo?: string;
+  repo?: boolean;
   json?: boolean;
 }
 
-function defineAdd(cmd: Command, ctx: CliContext): void {
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/**
+ * `playbook add` / `add`, and `remember` (same flags and result; `remember` is the verb other
+ * memory tools use). Provenance flags (evidence, verification, validity) are ours.
+ */
+export function defineAdd(cmd: Command, ctx: CliContext, op: typeof playbookAddOperation = playbookAddOperation): void {
   const cli = ctx.cliName;
+  const verb = op.command === "remember" ? "remember" : "playbook add";
   cmd
-    .description("Add a rule to the global playbook (or many with --file)")
+    .description(
+      op.command === "remember"
+        ? "Remember a rule, with optional evidence, a verification check and a validity window"
+        : "Add a rule to the global playbook (or many with --file)",
+    )
     .argument("[content]", "the rule")
     .option("--category <cat>", "category (default: general)")
     .option("--file <path>", "JSON array of {content, category?} to add ('-' = stdin)")
     .option("--session <path>", "session the rule comes from")
+    .option("--tag <tag>", "tag the rule (repeatable)", collect)
+    .option("--evidence <type:uri[:note]>", "where the rule comes from: session|code|artifact|log|ticket|doc|assumption (repeatable)", collect)
+    .option("--verify-file <path>", "check in context that this file exists (relative to the workspace)")
+    .option("--verify-regex <path:pattern>", "check in context that the file matches the regular expression")
+    .option("--verify-absent", "the verification passes when the file / pattern is absent instead")
+    .option("--valid-from <date>", "the rule applies from this date (YYYY-MM-DD, ISO, or Nd from now)")
+    .option("--valid-to <date>", "the rule expires after this date (YYYY-MM-DD, ISO, or Nd from now)")
+    .option("--repo", "add to the repository's .cass/playbook.yaml instead of the global playbook")
     .option("-j, --json", "output a JSON envelope")
     .addHelpText(
       "after",
-      `\nExamples:\n  ${cli} playbook add "Run the linter before pushing" --category workflow\n  echo '[{"content":"Prefer pnpm scripts"}]' | ${cli} add --file - --json\n`,
+      `\nExamples:\n  ${cli} ${verb} "Run the linter before pushing" --category workflow\n  ${cli} ${verb} "Sessions use the rotating signing key in src/auth/keys.ts" --evidence ticket:SEC-12 --verify-file src/auth/keys.ts\n  ${cli} ${verb} "Node 20 is the CI image" --valid-to 2027-04-30 --json\n  echo '[{"content":"Prefer pnpm scripts"}]' | ${cli} ${verb} --file - --json\n`,
     )
     .action(async (content: string | undefined, flags: AddFlags) => {
-      ctx.begin(playbookAddOperation.command, Boolean(flags.json));
+      ctx.begin(op.command, Boolean(flags.json));
       const common = {
         ...(flags.category !== undefined ? { category: flags.category } : {}),
         ...(flags.session !== undefined ? { session: flags.session } : {}),
+        ...(flags.repo ? { repo: true } : {}),
       };
       if (flags.file !== undefined) {
         const batch = await readBatch(flags.file);
-        const result = (await run(ctx, playbookAddOperation, { ...common, batch })) as PlaybookAddBatchResult;
+        const result = (await run(ctx, op, { ...common, batch })) as PlaybookAddBatchResult;
         emit(ctx, result, () => renderBatch(result));
         return;
       }
-      const result = (await run(ctx, playbookAddOperation, {
+      const result = (await run(ctx, op, {
         ...common,
         ...(content !== undefined ? { content } : {}),
+        ...(flags.tag !== undefined ? { tags: flags.tag } : {}),
+        ...(flags.evidence !== undefined ? { evidence: flags.evidence } : {}),
+        ...(flags.verifyFile !== undefined ? { verifyFile: flags.verifyFile } : {}),
+        ...(flags.verifyRegex !== undefined ? { verifyRegex: flags.verifyRegex } : {}),
+        ...(flags.verifyAbsent ? { verifyAbsent: true } : {}),
+        ...(flags.validFrom !== undefined ? { validFrom: flags.validFrom } : {}),
+        ...(flags.validTo !== undefined ? { validTo: flags.validTo } : {}),
       })) as PlaybookAddSingleResult;
-      emit(ctx, result, () => [green(`${icon.success()} Added bullet ${result.bullet.id}`), dim(`  ${result.bullet.category}: ${result.bullet.content}`)]);
+      emit(ctx, result, () => {
+        const b = result.bullet as PlaybookAddSingleResult["bullet"] & Record<string, unknown>;
+        const lines = [green(`${icon.success()} Added bullet ${b.id}`), dim(`  ${b.category}: ${b.content}`)];
+        if (result.target === "repo") lines.push(dim(`  in ${tildify(result.targetPath)}`));
+        const evidence = Array.isArray(b.evidence) ? (b.evidence as Array<{ type: string; uri: string }>) : [];
+        if (evidence.length > 0) lines.push(dim(`  Evidence: ${evidence.map((e) => `${e.type}:${e.uri}`).join(", ")}`));
+        const v = b.verification as { type: string; pattern: string; path?: string; mode?: string } | undefined;
+        if (v) lines.push(dim(`  Verified in context: ${v.type === "regex" ? `/${v.pattern}/ in ${v.path}` : v.pattern}${v.mode === "absent" ? " (must be absent)" : ""}`));
+        if (typeof b.validTo === "string") lines.push(dim(`  Valid until: ${b.validTo}`));
+        return lines;
+      });
     });
 }
 
@@ -178,7 +236,7 @@ async function readBatch(file: string): Promise<{ source: string; text: string |
 }
 
 function renderBatch(r: PlaybookAddBatchResult): string[] {
-  const lines = [bold("BATCH ADD RESULTS (global playbook)")];
+  const lines = [bold(`BATCH ADD RESULTS (${r.target} playbook)`)];
   if (r.added.length > 0) {
     lines.push(green(`${icon.success()} Added ${r.added.length} rule${r.added.length === 1 ? "" : "s"}:`));
     for (const a of r.added) lines.push(`  [${a.id}] ${a.category}: ${a.content}`);

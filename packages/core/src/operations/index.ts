@@ -1,12 +1,32 @@
 import { contextOperation } from "./context.js";
+import { forgetOperation } from "./forget.js";
+import { historyOperation } from "./history.js";
+import { recallOperation } from "./recall.js";
+import { undoOperation } from "./undo.js";
 import { initOperation } from "./init.js";
 import { markOperation } from "./mark.js";
-import { playbookAddOperation } from "./playbook-add.js";
+import { playbookAddOperation, rememberOperation } from "./playbook-add.js";
 import { playbookExportOperation } from "./playbook-export.js";
 import { playbookGetOperation } from "./playbook-get.js";
 import { playbookImportOperation } from "./playbook-import.js";
 import { playbookListOperation } from "./playbook-list.js";
 import { playbookRemoveOperation } from "./playbook-remove.js";
+import { similarOperation } from "./similar.js";
+import { staleOperation } from "./stale.js";
+import { statsOperation } from "./stats.js";
+import { topOperation } from "./top.js";
+import { whyOperation } from "./why.js";
+import { projectOperation } from "./project.js";
+import { quickstartOperation } from "./quickstart.js";
+import { playbookBootstrapOperation, startersOperation } from "./starters.js";
+import { doctorOperation } from "./doctor.js";
+import {
+  privacyAllowOperation,
+  privacyDenyOperation,
+  privacyDisableOperation,
+  privacyEnableOperation,
+  privacyStatusOperation,
+} from "./privacy.js";
 
 /** Every operation, for front ends that register them mechanically (the MCP server). */
 export const operations = [
@@ -19,4 +39,24 @@ export const operations = [
   playbookRemoveOperation,
   playbookExportOperation,
   playbookImportOperation,
+  rememberOperation,
+  recallOperation,
+  forgetOperation,
+  undoOperation,
+  historyOperation,
+  statsOperation,
+  topOperation,
+  staleOperation,
+  whyOperation,
+  similarOperation,
+  projectOperation,
+  quickstartOperation,
+  startersOperation,
+  playbookBootstrapOperation,
+  doctorOperation,
+  privacyStatusOperation,
+  privacyEnableOperation,
+  privacyDisableOperation,
+  privacyAllowOperation,
+  privacyDenyOperation,
 ] as const;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineOperation } from "../operation.js";
-import { isActiveBullet, type Bullet } from "../schemas/playbook.js";
+import { isActiveBullet, isOutsideValidity, type Bullet } from "../schemas/playbook.js";
 import { loadMergedPlaybook } from "./shared.js";
 
 export const BulletOutputSchema = z.looseObject({ id: z.string(), content: z.string(), category: z.string() });
@@ -8,11 +8,16 @@ export const BulletOutputSchema = z.looseObject({ id: z.string(), content: z.str
 export const PlaybookListInputSchema = z.object({
   /** Exact, case-sensitive category filter. */
   category: z.string().optional(),
+  /** Also deprecated rules and rules outside their validity window (hidden by default). */
+  all: z.boolean().optional(),
 });
 
 export const PlaybookListResultSchema = z.object({ bullets: z.array(BulletOutputSchema) });
 
-/** `cm playbook list`: active bullets of the merged playbook (reference §1.5.5). */
+/**
+ * `cm playbook list`: active bullets of the merged playbook (reference §1.5.5), without those
+ * outside their validity window; `all` lists every bullet, deprecated and expired included.
+ */
 export const playbookListOperation = defineOperation({
   name: "playbook_list",
   command: "playbook:list",
@@ -21,8 +26,11 @@ export const playbookListOperation = defineOperation({
   output: PlaybookListResultSchema,
   async run(deps, input): Promise<{ bullets: Bullet[] }> {
     const playbook = await loadMergedPlaybook(deps);
+    const now = deps.clock.now();
     const bullets = playbook.bullets.filter(
-      (b) => isActiveBullet(b) && (input.category === undefined || b.category === input.category),
+      (b) =>
+        (input.all || (isActiveBullet(b) && !isOutsideValidity(b, now))) &&
+        (input.category === undefined || b.category === input.category),
     );
     return { bullets };
   },
