@@ -65,13 +65,14 @@ export function requireNonEmpty(name: string, value: string | undefined, hint?: 
 }
 
 /** The original's positive-integer check and messages (reference §1.4.5). */
-export function requirePositiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
+export function requirePositiveInt(name: string, value: number | undefined, fallback: number, min = 1, hint?: string): number {
   if (value === undefined) return fallback;
+  const withHint = hint !== undefined ? { hint } : {};
   if (!Number.isInteger(value)) {
-    throw new AppError("INVALID_INPUT", `${name} must be an integer.`, { details: { field: name, received: value } });
+    throw new AppError("INVALID_INPUT", `${name} must be an integer.`, { ...withHint, details: { field: name, received: value } });
   }
   if (value < min) {
-    throw new AppError("INVALID_INPUT", `${name} must be >= ${min}.`, { details: { field: name, received: value, min } });
+    throw new AppError("INVALID_INPUT", `${name} must be >= ${min}.`, { ...withHint, details: { field: name, received: value, min } });
   }
   return value;
 }

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { DAY_MS, getEffectiveScore } from "../domain/scoring.js";
 import { defineOperation } from "../operation.js";
 import { isActiveBullet, type Bullet } from "../schemas/playbook.js";
-import { loadMergedPlaybook } from "./shared.js";
-import { SCOPE_FILTERS, filterByScope, parseScopeFilter, positiveIntWithHint, round2 } from "./top.js";
+import { loadMergedPlaybook, requirePositiveInt } from "./shared.js";
+import { SCOPE_FILTERS, filterByScope, parseScopeFilter, round2 } from "./top.js";
 
 export const STALE_DEFAULT_DAYS = 90;
 
@@ -121,12 +121,12 @@ export const staleOperation = defineOperation({
   output: StaleResultSchema,
   async run(deps, input): Promise<StaleResult> {
     const cli = deps.cliName;
-    const threshold = positiveIntWithHint("days", input.days, STALE_DEFAULT_DAYS, 0, `Example: ${cli} stale --days 90 --json`);
+    const threshold = requirePositiveInt("days", input.days, STALE_DEFAULT_DAYS, 0, `Example: ${cli} stale --days 90 --json`);
     const scope = parseScopeFilter(input.scope);
     const expiringDays =
       input.expiring === undefined
         ? undefined
-        : positiveIntWithHint("expiring", input.expiring, 0, 0, `Example: ${cli} stale --expiring 30 --json`);
+        : requirePositiveInt("expiring", input.expiring, 0, 0, `Example: ${cli} stale --expiring 30 --json`);
 
     const now = deps.clock.now();
     const nowMs = now.getTime();

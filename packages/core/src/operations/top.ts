@@ -3,7 +3,7 @@ import { AppError } from "../errors.js";
 import { formatLastHelpful, getEffectiveScore } from "../domain/scoring.js";
 import { defineOperation } from "../operation.js";
 import { isActiveBullet, isOutsideValidity, type Bullet } from "../schemas/playbook.js";
-import { loadMergedPlaybook } from "./shared.js";
+import { loadMergedPlaybook, requirePositiveInt } from "./shared.js";
 
 /** Values of the `--scope` filter of `top`, `stale` and `similar`. */
 export const SCOPE_FILTERS = ["global", "workspace", "all"] as const;
@@ -32,17 +32,6 @@ export function filterByScope<B extends Pick<Bullet, "scope">>(bullets: readonly
 }
 
 /** The original's integer check (reference §1.4.5) with a usage hint: "<name> must be an integer." / "… >= <min>." */
-export function positiveIntWithHint(name: string, value: number | undefined, fallback: number, min: number, hint: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value)) {
-    throw new AppError("INVALID_INPUT", `${name} must be an integer.`, { hint, details: { field: name, received: value } });
-  }
-  if (value < min) {
-    throw new AppError("INVALID_INPUT", `${name} must be >= ${min}.`, { hint, details: { field: name, received: value, min } });
-  }
-  return value;
-}
-
 /** Two decimals, as the original rounds scores in its JSON (`Number(x.toFixed(2))`). */
 export function round2(n: number): number {
   return Number(n.toFixed(2));
@@ -89,7 +78,7 @@ export const topOperation = defineOperation({
   output: TopResultSchema,
   async run(deps, input): Promise<TopResult> {
     const usage = `Usage: ${deps.cliName} top [count] [--scope global|workspace|all] [--category <name>] [--json]`;
-    const count = positiveIntWithHint("count", input.count, 10, 1, usage);
+    const count = requirePositiveInt("count", input.count, 10, 1, usage);
     const scope = parseScopeFilter(input.scope);
     let category: string | null = null;
     if (input.category !== undefined) {
