@@ -35,37 +35,104 @@ export const JOURNAL_TRACKED_FIELDS = [
 ] as const;
 
 type TrackedField = (typeof JOURNAL_TRACKED_FIELDS)[number];
+/** Fields holding objects (or arrays of objects): kept as JSON text, compared as JSON text. */
+const JSON_FIELDS: ReadonlySet<string> = new Set(["evidence", "verification"]);
 type Snapshot = Partial<Record<TrackedField, unknown>> & { feedbackCount: number };
 
 export interface BulletSnapshot {
   readonly bullets: ReadonlyMap<string, Snapshot>;
 }
 
-/** Copies the tracked fields of every bullet (arrays and objects by value, so in-place edits show). */
+/**
+ * Copies the tracked fields of every bullet: primitives as they are, arrays of strings as shallow
+ * copies, objects as JSON text — so in-place edits show, and the common case (a few primitive
+ * fields and a short tag list per bullet) costs little even at 10,000 bullets.
+ */
 export function snapshotBullets(playbook: Playbook): BulletSnapshot {
   const bullets = new Map<string, Snapshot>();
   for (const bullet of playbook.bullets) bullets.set(bullet.id, snapshotOf(bullet));
   return { bullets };
 }
 
-function snapshotOf(bullet: Bullet): Snapshot {
-  const snap: Snapshot = { feedbackCount: bullet.feedbackEvents.length };
-  const record = bullet as Record<string, unknown>;
-  for (const field of JOURNAL_TRACKED_FIELDS) {
-    const value = record[field];
-    if (value === undefined) continue;
-    snap[field] = value !== null && typeof value === "object" ? JSON.stringify(value) : value;
-  }
-  return snap;
+// Written out field by field (not a loop over JOURNAL_TRACKED_FIELDS): property reads with fixed
+// names stay fast in V8, which matters when a mark snapshots 10,000 bullets.
+function snapshotOf(b: Bullet): Snapshot {
+  return {
+    feedbackCount: b.feedbackEvents.length,
+    content: b.content,
+    category: b.category,
+    scope: b.scope,
+    kind: b.kind,
+    type: b.type,
+    isNegative: b.isNegative,
+    state: b.state,
+    maturity: b.maturity,
+    deprecated: b.deprecated,
+    deprecatedAt: b.deprecatedAt,
+    deprecationReason: b.deprecationReason,
+    replacedBy: b.replacedBy,
+    pinned: b.pinned,
+    pinnedReason: b.pinnedReason,
+    helpfulCount: b.helpfulCount,
+    harmfulCount: b.harmfulCount,
+    tags: b.tags.slice(),
+    evidence: b.evidence === undefined ? undefined : JSON.stringify(b.evidence),
+    verification: b.verification === undefined ? undefined : JSON.stringify(b.verification),
+    validFrom: b.validFrom,
+    validTo: b.validTo,
+  };
 }
 
-function revive(value: unknown): unknown {
-  if (typeof value !== "string" || (value[0] !== "[" && value[0] !== "{")) return value;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return value;
+/** Cheap check that nothing tracked changed (the usual case for all but one or two bullets). */
+function unchanged(p: Snapshot, b: Bullet): boolean {
+  return (
+    p.feedbackCount === b.feedbackEvents.length &&
+    p.content === b.content &&
+    p.category === b.category &&
+    p.scope === b.scope &&
+    p.kind === b.kind &&
+    p.type === b.type &&
+    p.isNegative === b.isNegative &&
+    p.state === b.state &&
+    p.maturity === b.maturity &&
+    p.deprecated === b.deprecated &&
+    p.deprecatedAt === b.deprecatedAt &&
+    p.deprecationReason === b.deprecationReason &&
+    p.replacedBy === b.replacedBy &&
+    p.pinned === b.pinned &&
+    p.pinnedReason === b.pinnedReason &&
+    p.helpfulCount === b.helpfulCount &&
+    p.harmfulCount === b.harmfulCount &&
+    p.validFrom === b.validFrom &&
+    p.validTo === b.validTo &&
+    sameAsSnapshot("tags", p.tags, b.tags) &&
+    (b.evidence === undefined ? p.evidence === undefined : p.evidence === JSON.stringify(b.evidence)) &&
+    (b.verification === undefined ? p.verification === undefined : p.verification === JSON.stringify(b.verification))
+  );
+}
+
+/** Whether the bullet's current value of a field equals its snapshot. */
+function sameAsSnapshot(field: TrackedField, prior: unknown, current: unknown): boolean {
+  if (current === undefined || prior === undefined) return current === prior;
+  if (JSON_FIELDS.has(field)) return prior === JSON.stringify(current);
+  if (Array.isArray(prior)) {
+    if (!Array.isArray(current) || current.length !== prior.length) return false;
+    for (let i = 0; i < prior.length; i++) if (prior[i] !== current[i]) return false;
+    return true;
   }
+  return prior === current;
+}
+
+/** A snapshot value as it is reported in an event (JSON text back to its value). */
+function reported(field: TrackedField, value: unknown): unknown {
+  if (value === undefined) return null;
+  if (JSON_FIELDS.has(field) && typeof value === "string") return JSON.parse(value) as unknown;
+  return value;
+}
+
+/** A copy of a JSON-like value, so later edits of the bullet cannot change the event. */
+function structuredCloneJson(value: unknown): unknown {
+  return value !== null && typeof value === "object" ? (JSON.parse(JSON.stringify(value)) as unknown) : value;
 }
 
 export interface JournalMeta {
@@ -99,7 +166,6 @@ export function diffForJournal(before: BulletSnapshot, after: Playbook, meta: Jo
   for (const bullet of after.bullets) {
     seen.add(bullet.id);
     const prior = before.bullets.get(bullet.id);
-    const now = snapshotOf(bullet);
     if (prior === undefined) {
       events.push({
         ...base(bullet.id, "created"),
@@ -109,24 +175,30 @@ export function diffForJournal(before: BulletSnapshot, after: Playbook, meta: Jo
       });
       continue;
     }
+    if (unchanged(prior, bullet)) continue;
+    const record = bullet as Record<string, unknown>;
     const changedBefore: Record<string, unknown> = {};
     const changedAfter: Record<string, unknown> = {};
     for (const field of JOURNAL_TRACKED_FIELDS) {
-      if (prior[field] === now[field]) continue;
-      changedBefore[field] = prior[field] === undefined ? null : revive(prior[field]);
-      changedAfter[field] = now[field] === undefined ? null : revive(now[field]);
+      const current = record[field];
+      if (sameAsSnapshot(field, prior[field], current)) continue;
+      changedBefore[field] = reported(field, prior[field]);
+      changedAfter[field] = current === undefined ? null : structuredCloneJson(current);
     }
-    const feedbackAdded = now.feedbackCount - prior.feedbackCount;
+    const feedbackCount = bullet.feedbackEvents.length;
+    const feedbackAdded = feedbackCount - prior.feedbackCount;
     if (feedbackAdded !== 0) {
       changedBefore.feedbackEvents = prior.feedbackCount;
-      changedAfter.feedbackEvents = now.feedbackCount;
+      changedAfter.feedbackEvents = feedbackCount;
       if (feedbackAdded > 0) changedAfter.feedback = bullet.feedbackEvents.slice(-feedbackAdded);
     }
     if (Object.keys(changedAfter).length === 0) continue;
+    const wasDeprecated = prior.deprecated === true;
+    const isDeprecated = bullet.deprecated === true;
     const change: JournalChange =
-      prior.deprecated !== true && now.deprecated === true
+      !wasDeprecated && isDeprecated
         ? "deprecated"
-        : prior.deprecated === true && now.deprecated !== true
+        : wasDeprecated && !isDeprecated
           ? "restored"
           : "content" in changedAfter
             ? "content"
@@ -147,7 +219,7 @@ export function diffForJournal(before: BulletSnapshot, after: Playbook, meta: Jo
       ...base(id, "deleted"),
       hashBefore: hashContent(String(prior.content ?? "")),
       hashAfter: null,
-      before: { content: prior.content ?? null, category: prior.category ?? null },
+      before: { content: reported("content", prior.content), category: reported("category", prior.category) },
     });
   }
   return events;
