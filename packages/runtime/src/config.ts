@@ -143,6 +143,9 @@ function envLayer(env: Env, globalRaw: Raw, warnings: string[]): Raw {
   const layer: Raw = {};
   const cassPath = env.CASS_PATH?.trim();
   if (cassPath) layer.cassPath = cassPath;
+  // Ours: choose the history source (auto | cass | native | none).
+  const episodic = env.CASS_MEMORY_EPISODIC?.trim().toLowerCase();
+  if (episodic) layer.episodic = episodic;
 
   const ollamaBase = env.OLLAMA_BASE_URL?.trim();
   const ollamaHost = env.OLLAMA_HOST?.trim();

@@ -14,17 +14,21 @@ export const CASS_NOT_FOUND_DEGRADED: DegradedInfo = Object.freeze({
 
 /**
  * An episodic source with no history behind it. Every query answers empty and reports `degraded`
- * so callers show why history is missing; it never throws.
+ * so callers show why history is missing; it never throws. With `degraded: null` (history switched
+ * off on purpose, `episodic: none`) nothing is reported.
  */
-export function createNullEpisodicSource(degraded: DegradedInfo = CASS_NOT_FOUND_DEGRADED, name = "none"): EpisodicSource {
-  const report = (): DegradedInfo => ({ ...degraded, ...(degraded.suggestedFix ? { suggestedFix: [...degraded.suggestedFix] } : {}) });
+export function createNullEpisodicSource(degraded: DegradedInfo | null = CASS_NOT_FOUND_DEGRADED, name = "none"): EpisodicSource {
+  const report = (): DegradedInfo | undefined =>
+    degraded === null ? undefined : { ...degraded, ...(degraded.suggestedFix ? { suggestedFix: [...degraded.suggestedFix] } : {}) };
   return {
     name,
     async health() {
-      return { available: false, name, degraded: report() };
+      const info = report();
+      return { available: false, name, ...(info ? { degraded: info } : {}) };
     },
     async search() {
-      return { hits: [], degraded: report() };
+      const info = report();
+      return { hits: [], ...(info ? { degraded: info } : {}) };
     },
     async listSessions() {
       return [];

@@ -46,6 +46,14 @@ export const ConfigSchema = z.looseObject({
   llmTimeoutMs: positiveInt.optional(),
   llmTotalTimeoutMs: positiveInt.optional(),
   cassPath: z.string().default("cass"),
+  /**
+   * Where session history comes from (beyond the original): `cass` (the cass CLI), `native` (our
+   * own readers of agents' session files), `auto` (cass when it is installed and healthy, else
+   * native), or `none`.
+   */
+  episodic: z.enum(["auto", "cass", "native", "none"]).default("auto"),
+  /** Extra session directories per agent for the native readers, e.g. `{ "claude_code": ["/data/claude"] }`. */
+  sessionRoots: z.record(z.string(), z.array(z.string())).default({}),
   remoteCass: z
     .looseObject({
       enabled: z.boolean().default(false),
@@ -132,6 +140,7 @@ export function defaultConfig(): Config {
 /** Keys a repository's `.cass/config.*` may not set (reference §3.4). */
 export const REPO_FORBIDDEN_CONFIG_KEYS: readonly string[] = [
   "cassPath",
+  "sessionRoots",
   "playbookPath",
   "diaryDir",
   "crossAgent",

@@ -1,0 +1,63 @@
+import type { EpisodicHealth, EpisodicSearchResult, EpisodicSource } from "@cass-memory/core";
+
+export interface AutoSourceOptions {
+  /** The cass CLI source, or null when no `cass` executable was found (no process is spawned then). */
+  cass: EpisodicSource | null;
+  /** The native readers' source: used when cass is missing or cannot answer. */
+  native: EpisodicSource;
+}
+
+/**
+ * `episodic: auto`: cass when it is installed and answers, else the native readers. Each call
+ * falls back on its own: a cass search that comes back degraded (index missing, timeout, …) is
+ * answered by the native source instead, and cass's problem is reported only when the native
+ * source cannot answer either. Health is checked once per instance.
+ */
+export function createAutoSource(options: AutoSourceOptions): EpisodicSource {
+  const { cass, native } = options;
+  let cassHealth: Promise<EpisodicHealth> | null = null;
+  const cassHealthy = async (): Promise<boolean> => {
+    if (cass === null) return false;
+    cassHealth ??= cass.health();
+    return (await cassHealth).available;
+  };
+  /** The source that answers sessions, exports and expansions: cass when healthy, else native. */
+  const active = async (): Promise<EpisodicSource> => ((await cassHealthy()) ? cass! : native);
+
+  return {
+    name: "auto",
+    async health() {
+      if (cass !== null) {
+        cassHealth ??= cass.health();
+        const health = await cassHealth;
+        if (health.available) return health;
+        const fallback = await native.health();
+        return fallback.available ? fallback : health;
+      }
+      return native.health();
+    },
+    async search(query, opts): Promise<EpisodicSearchResult> {
+      if (cass !== null) {
+        const fromCass = await cass.search(query, opts);
+        if (fromCass.degraded === undefined) return fromCass;
+        const fromNative = await native.search(query, opts);
+        return fromNative.degraded === undefined ? fromNative : fromCass;
+      }
+      return native.search(query, opts);
+    },
+    async listSessions(opts) {
+      return (await active()).listSessions(opts);
+    },
+    async export(path, format) {
+      const source = await active();
+      const first = await source.export(path, format);
+      // A path cass does not know may still be a file the native readers understand.
+      return first !== null || source === native ? first : native.export(path, format);
+    },
+    async expand(path, line, context) {
+      const source = await active();
+      const first = await source.expand(path, line, context);
+      return first !== null || source === native ? first : native.expand(path, line, context);
+    },
+  };
+}

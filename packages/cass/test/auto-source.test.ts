@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import type { DegradedInfo, HistoryHit } from "@cass-memory/core";
+import { createFakeEpisodicSource } from "@cass-memory/core/testing";
+import { createAutoSource } from "../src/auto-source.js";
+
+const hit = (path: string, snippet: string): HistoryHit => ({ source_path: path, line_number: 1, agent: "claude_code", snippet, origin: { kind: "local" } });
+const INDEX_MISSING: DegradedInfo = { available: false, reason: "INDEX_MISSING", message: "cass index missing", suggestedFix: ["cass index --full"] };
+const NO_SESSIONS: DegradedInfo = { available: false, reason: "NOT_FOUND", message: "no session files" };
+
+describe("auto episodic source", () => {
+  it("uses cass when it answers", async () => {
+    const cass = createFakeEpisodicSource({ hits: [hit("/c.jsonl", "webpack from cass")] });
+    const native = createFakeEpisodicSource({ hits: [hit("/n.jsonl", "webpack from native")] });
+    const auto = createAutoSource({ cass, native });
+    const result = await auto.search("webpack", { limit: 5 });
+    expect(result.hits.map((h) => h.source_path)).toEqual(["/c.jsonl"]);
+    expect(native.calls).toHaveLength(0);
+    expect((await auto.health()).name).toBe("fake");
+  });
+
+  it("falls back to native when cass is degraded, and reports cass only when native cannot answer either", async () => {
+    const cass = createFakeEpisodicSource({ degraded: INDEX_MISSING });
+    const native = createFakeEpisodicSource({ hits: [hit("/n.jsonl", "webpack from native")] });
+    const auto = createAutoSource({ cass, native });
+    const result = await auto.search("webpack", { limit: 5 });
+    expect(result).toEqual({ hits: [hit("/n.jsonl", "webpack from native")] });
+
+    const both = createAutoSource({ cass, native: createFakeEpisodicSource({ degraded: NO_SESSIONS }) });
+    expect((await both.search("webpack", { limit: 5 })).degraded).toEqual(INDEX_MISSING);
+    expect((await both.health()).degraded).toEqual(INDEX_MISSING);
+  });
+
+  it("without cass uses native for everything, and export falls back from cass to native", async () => {
+    const native = createFakeEpisodicSource({ hits: [hit("/n.jsonl", "redis timeout")], exports: { "/n.jsonl": "session text" } });
+    const auto = createAutoSource({ cass: null, native });
+    expect((await auto.search("redis", { limit: 5 })).hits).toHaveLength(1);
+    expect(await auto.export("/n.jsonl", "text")).toBe("session text");
+    const withCass = createAutoSource({ cass: createFakeEpisodicSource({ exports: {} }), native });
+    expect(await withCass.export("/n.jsonl", "text")).toBe("session text");
+    expect(await withCass.export("/missing.jsonl", "text")).toBeNull();
+  });
+});
