@@ -1,4 +1,17 @@
-import type { EpisodicHealth, EpisodicSearchResult, EpisodicSource } from "@cass-memory/core";
+import { CASS_NOT_FOUND_DEGRADED, type DegradedInfo, type EpisodicHealth, type EpisodicSearchResult, type EpisodicSource } from "@cass-memory/core";
+
+/**
+ * What `auto` reports when there is no history at all: no cass, and no session files for the
+ * native readers. The reason stays the original's NOT_FOUND (agents match on it).
+ */
+function noHistoryAnywhere(native: DegradedInfo | undefined): DegradedInfo {
+  return {
+    available: false,
+    reason: "NOT_FOUND",
+    message: `No session history: cass is not installed and no agent session files were found. ${native?.message ?? ""}`.trim(),
+    suggestedFix: [...(CASS_NOT_FOUND_DEGRADED.suggestedFix ?? []), ...(native?.suggestedFix ?? [])],
+  };
+}
 
 export interface AutoSourceOptions {
   /** The cass CLI source, or null when no `cass` executable was found (no process is spawned then). */
@@ -34,16 +47,22 @@ export function createAutoSource(options: AutoSourceOptions): EpisodicSource {
         const fallback = await native.health();
         return fallback.available ? fallback : health;
       }
-      return native.health();
+      const health = await native.health();
+      return health.available ? health : { ...health, degraded: noHistoryAnywhere(health.degraded) };
     },
     async search(query, opts): Promise<EpisodicSearchResult> {
       if (cass !== null) {
         const fromCass = await cass.search(query, opts);
         if (fromCass.degraded === undefined) return fromCass;
         const fromNative = await native.search(query, opts);
-        return fromNative.degraded === undefined ? fromNative : fromCass;
+        // Native's answer wins when it is complete, or partial but with hits (a cut-short build).
+        return fromNative.degraded === undefined || fromNative.hits.length > 0 ? fromNative : fromCass;
       }
-      return native.search(query, opts);
+      const result = await native.search(query, opts);
+      if (result.hits.length > 0 || result.degraded !== undefined) return result;
+      // No hits: say so when that is because there is no history anywhere (not just no match).
+      const health = await native.health();
+      return health.available ? result : { hits: [], degraded: noHistoryAnywhere(health.degraded) };
     },
     async listSessions(opts) {
       return (await active()).listSessions(opts);

@@ -30,6 +30,18 @@ describe("auto episodic source", () => {
     expect((await both.health()).degraded).toEqual(INDEX_MISSING);
   });
 
+  it("without cass and without session files, reports NOT_FOUND with cass's and the native fixes", async () => {
+    const auto = createAutoSource({ cass: null, native: createFakeEpisodicSource({ degraded: NO_SESSIONS }) });
+    // The fake reports its degraded from search already; an empty native source with no degraded on search:
+    const empty = createFakeEpisodicSource();
+    const emptyNative = { ...empty, health: async () => ({ available: false, name: "native", degraded: NO_SESSIONS }) };
+    const result = await createAutoSource({ cass: null, native: emptyNative }).search("webpack", { limit: 5 });
+    expect(result.hits).toEqual([]);
+    expect(result.degraded).toMatchObject({ reason: "NOT_FOUND", suggestedFix: ["cargo install coding-agent-search", "cass index"] });
+    expect(result.degraded?.message).toMatch(/cass is not installed and no agent session files were found\. no session files/);
+    expect((await auto.health()).degraded?.reason).toBe("NOT_FOUND");
+  });
+
   it("without cass uses native for everything, and export falls back from cass to native", async () => {
     const native = createFakeEpisodicSource({ hits: [hit("/n.jsonl", "redis timeout")], exports: { "/n.jsonl": "session text" } });
     const auto = createAutoSource({ cass: null, native });

@@ -11,6 +11,8 @@ export {
 export type { LoadConfigOptions, LoadedConfig } from "./config.js";
 export { expandHome, findGitRoot, homeDir, resolveGlobalDir } from "./paths.js";
 export { createIdGenerator, createStderrLogger, systemClock } from "./node-ports.js";
+export { createEpisodicSource, defaultCassCandidates, locateExecutable } from "./episodic.js";
+export type { EpisodicWiring } from "./episodic.js";
 export type { StderrLoggerOptions } from "./node-ports.js";
 // Serialisation and lock helpers of the YAML store, re-exported for the apps (they depend on runtime only).
 export { atomicWriteFile, fromYaml, releaseAllLocks, toYaml } from "@cass-memory/store-yaml";

@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { CASS_NOT_FOUND_DEGRADED, createNullEpisodicSource, type Config, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
+import { type Config, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
+import { createEpisodicSource } from "./episodic.js";
 import { createYamlStore } from "@cass-memory/store-yaml";
 import { loadConfig } from "./config.js";
 import { createIdGenerator, createNodeWorkspaceFiles, createStderrLogger, systemClock } from "./node-ports.js";
@@ -96,7 +97,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   };
   const deps: OperationDeps = {
     store,
-    episodic: createNullEpisodicSource(CASS_NOT_FOUND_DEGRADED),
+    episodic: createEpisodicSource({ config, env, globalDir, logger, clock: systemClock }),
     clock: systemClock,
     ids: createIdGenerator(),
     logger,
