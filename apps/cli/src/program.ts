@@ -3,6 +3,7 @@ import { argvWantsJson, type CliContext } from "./cli-context.js";
 import { registerContext } from "./commands/context.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerPrivacy } from "./commands/privacy.js";
+import { registerOnboard } from "./commands/onboard.js";
 import { registerInit } from "./commands/init.js";
 import { registerInsight } from "./commands/insight.js";
 import { registerMark } from "./commands/mark.js";
@@ -81,6 +82,7 @@ export function buildProgram(ctx: CliContext): Command {
       "  Insight:   stats, top, stale, why, similar",
       "  Setup:     init, starters, playbook bootstrap",
       "  Health:    doctor (dr), privacy status|enable|disable|allow|deny",
+      "  Onboard:   onboard status|gaps|sample|read|prompt|guided|mark-done|reset",
       "  Guides:    quickstart, project, --examples, --info",
       "",
     ].join("\n"),
@@ -96,5 +98,6 @@ export function buildProgram(ctx: CliContext): Command {
   registerInsight(program, ctx);
   registerDoctor(program, ctx);
   registerPrivacy(program, ctx);
+  registerOnboard(program, ctx);
   return program;
 }

@@ -271,6 +271,77 @@ export {
   privacyStatusOperation,
 } from "./operations/privacy.js";
 export type { CrossAgentSettings, PrivacyMutationResult, PrivacyStatus } from "./operations/privacy.js";
+export {
+  DEFAULT_SAMPLE_QUERIES,
+  ONBOARDING_RULE_TARGET,
+  OnboardOverviewSchema,
+  OnboardProgressSchema,
+  OnboardReadResultSchema,
+  OnboardReadTemplateSchema,
+  OnboardSampleResultSchema,
+  OnboardStatusSchema,
+  SAMPLE_DEFAULT_DAYS,
+  SAMPLE_DEFAULT_LIMIT,
+  onboardGapsOperation,
+  onboardGuidedOperation,
+  onboardMarkDoneOperation,
+  onboardPromptOperation,
+  onboardReadOperation,
+  onboardReadTemplateOperation,
+  onboardResetOperation,
+  onboardSampleOperation,
+  onboardStatusOperation,
+  progressOf,
+  recordSessionRules,
+  relatedRulesFor,
+  suggestedFocus,
+} from "./operations/onboard.js";
+export type {
+  OnboardGuidedResult,
+  OnboardMarkDoneResult,
+  OnboardOverview,
+  OnboardProgress,
+  OnboardPromptResult,
+  OnboardReadResult,
+  OnboardReadTemplate,
+  OnboardSampleInput,
+  OnboardSampleResult,
+  OnboardStatus,
+  SessionSample,
+} from "./operations/onboard.js";
+export { EXAMPLE_RULES, extractionPrompt } from "./operations/onboard-prompt.js";
+export type { ExampleRule } from "./operations/onboard-prompt.js";
+export {
+  GLOBAL_PROCESSED_LOG,
+  ONBOARDING_STATE_FILE,
+  ONBOARDING_STATE_VERSION,
+  PROCESSED_LOG_DIR,
+  PROCESSED_LOG_HEADER,
+  createOnboardingState,
+  decodeOnboardingState,
+  decodeProcessedLog,
+  encodeOnboardingState,
+  encodeProcessedSessions,
+  finalizeOnboardingState,
+  isProcessedLogName,
+  normalizeSessionPath,
+  processedLogFileName,
+  processedLogNameFor,
+} from "./operations/onboard-records.js";
+export {
+  CATEGORY_KEYWORDS,
+  CATEGORY_STATUSES,
+  MAX_GAP_QUERIES,
+  PlaybookGapAnalysisSchema,
+  RULE_CATEGORIES,
+  analyzePlaybookGaps,
+  categoryStatus,
+  detectCategories,
+  gapSearchQueries,
+  gapSuggestions,
+  scoreSessionForGaps,
+} from "./domain/gap-analysis.js";
+export type { CategoryAnalysis, CategoryStatus, PlaybookGapAnalysis, RuleCategory, SessionGapScore } from "./domain/gap-analysis.js";
 export { loadMergedPlaybook, locateBullet, mutatePlaybookJournaled } from "./operations/shared.js";
 export type { MutationMeta } from "./operations/shared.js";
 export { STALE_PENALTY } from "./operations/context.js";

@@ -1,6 +1,6 @@
 import type { Config } from "./schemas/config.js";
 import type { BlockedEntry, Playbook } from "./schemas/playbook.js";
-import type { JournalEvent } from "./schemas/records.js";
+import type { JournalEvent, OnboardingState, ProcessedSession } from "./schemas/records.js";
 
 /**
  * Ports: the interfaces every adapter implements. Core is written against these only; the
@@ -171,6 +171,28 @@ export interface Store {
    * a JSON object is never overwritten: CONFIG_INVALID. Returns the written object.
    */
   mutateConfigFile(fn: (raw: Record<string, unknown>) => void): Promise<Record<string, unknown>>;
+
+  /**
+   * The onboarding state (`<globalDir>/onboarding-state.json`, reference §4.8), or null when the
+   * file is missing, unreadable as JSON, invalid, or not version 1 (never throws for those).
+   */
+  readOnboardingState(): Promise<OnboardingState | null>;
+  /**
+   * Read-modify-write of the onboarding state under the file's lock. `fn` gets the stored state (a
+   * fresh empty one when the file is missing or invalid; an invalid file is backed up first) and
+   * changes it in place; the stats are recomputed and the state validated and written atomically.
+   * When `fn` throws, nothing is written. `options.nowIso` dates a fresh state (default: the
+   * store's clock).
+   */
+  mutateOnboardingState<T>(fn: (state: OnboardingState) => T | Promise<T>, options?: { nowIso?: string }): Promise<T>;
+  /**
+   * Appends records to the processed-sessions log `<globalDir>/reflections/<log>.processed.log`
+   * (reference §4.5; `log` is `global` or `ws-<8 hex>`), under its lock. A new file starts with the
+   * original's `# JSONL format…` header line. Invalid records: VALIDATION_FAILED, nothing written.
+   */
+  appendProcessedSessions(log: string, records: ProcessedSession[]): Promise<void>;
+  /** The records of a processed log in file order (JSON and legacy tab-separated lines); empty when absent. */
+  readProcessedSessions(log: string): Promise<ProcessedSession[]>;
 
   /** Storage health for `cm doctor` (optional: a store without it is reported as such). */
   diagnose?(): Promise<StoreDiagnosis>;

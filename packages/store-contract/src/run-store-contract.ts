@@ -1,9 +1,9 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isAppError } from "@cass-memory/core";
-import type { BlockedEntry, JournalEvent, Layer, LogName, Playbook, Store } from "@cass-memory/core";
+import type { BlockedEntry, JournalEvent, Layer, LogName, OnboardingState, Playbook, ProcessedSession, Store } from "@cass-memory/core";
 import { AWKWARD_STRINGS, NOW_ISO, UNKNOWN_BULLET_FIELDS, makeBullet } from "./awkward-values.js";
 
 export interface StoreContractContext {
@@ -34,6 +34,14 @@ export interface StoreContractOptions<S extends Store> {
    * `concurrentBulletId(p, i)` (any valid bullet). Without this hook the multi-process test is skipped.
    */
   concurrentProcesses?: (ctx: StoreContractContext, plan: { processes: number; perProcess: number }) => Promise<void>;
+  /**
+   * Replaces a file below the global directory (`name` relative to it, e.g. `onboarding-state.json`,
+   * `reflections/global.processed.log`) with raw text. Without this hook the tests of damaged and
+   * original-format onboarding files are skipped.
+   */
+  writeRawGlobalFile?: (ctx: StoreContractContext, name: string, text: string, store: S) => MaybePromise<void>;
+  /** The raw text of a file below the global directory (null when absent), to check exact bytes. */
+  readRawGlobalFile?: (ctx: StoreContractContext, name: string, store: S) => MaybePromise<string | null>;
   /** Plan of the multi-process test (default 4 processes × 10 mutations). */
   concurrentPlan?: { processes: number; perProcess: number };
   /** Per-test timeout for the slow tests (default 60 000 ms). */
@@ -664,6 +672,210 @@ export function runStoreContract<S extends Store>(
         const status = await store.layerStatus("repo");
         expect(status.present).toEqual([]);
         expect(status.expected.length).toBeGreaterThan(0);
+      });
+    });
+
+    describe("onboarding state", () => {
+      const STATE_FILE = "onboarding-state.json";
+      const session = (n: number, rules = 0, extra: Record<string, unknown> = {}) => ({
+        path: `/home/dev/.claude/projects/app/s${n}.jsonl`,
+        processedAt: NOW_ISO,
+        rulesExtracted: rules,
+        ...extra,
+      });
+
+      it("reads null before anything was written; a mutation starts from a fresh version-1 state and recomputes the stats", async () => {
+        const store = await makeStore(ctx);
+        expect(await store.readOnboardingState()).toBeNull();
+        const seen = await store.mutateOnboardingState((state) => {
+          const before = { version: state.version, sessions: state.processedSessions.length, stats: { ...state.stats } };
+          state.processedSessions.push(session(1, 2), session(2, 0, { skipped: true }));
+          state.stats = { totalSessionsProcessed: 99, totalRulesExtracted: 99 };
+          state.lastUpdatedAt = NOW_ISO;
+          return before;
+        }, { nowIso: NOW_ISO });
+        expect(seen).toEqual({ version: 1, sessions: 0, stats: { totalSessionsProcessed: 0, totalRulesExtracted: 0 } });
+        const read = await (await makeStore(ctx)).readOnboardingState();
+        expect(read).not.toBeNull();
+        expect(read?.version).toBe(1);
+        expect(read?.startedAt).toBe(NOW_ISO);
+        expect(read?.lastUpdatedAt).toBe(NOW_ISO);
+        expect(read?.processedSessions).toEqual([session(1, 2), session(2, 0, { skipped: true })]);
+        expect(read?.stats).toEqual({ totalSessionsProcessed: 2, totalRulesExtracted: 2 });
+      });
+
+      it("keeps unknown fields of the state and of its entries", async () => {
+        const store = await makeStore(ctx);
+        await store.mutateOnboardingState((state) => {
+          (state as Record<string, unknown>).futureField = { nested: [1, "two"] };
+          state.processedSessions.push(session(1, 1, { note: "kept 🚀" }));
+        });
+        await store.mutateOnboardingState((state) => {
+          state.processedSessions.push(session(2));
+        });
+        const read = (await store.readOnboardingState()) as (OnboardingState & { futureField?: unknown }) | null;
+        expect(read?.futureField).toEqual({ nested: [1, "two"] });
+        expect(read?.processedSessions[0]).toEqual(session(1, 1, { note: "kept 🚀" }));
+        expect(read?.stats).toEqual({ totalSessionsProcessed: 2, totalRulesExtracted: 1 });
+      });
+
+      it("writes nothing when fn throws or leaves the state invalid", async () => {
+        const store = await makeStore(ctx);
+        await store.mutateOnboardingState((state) => void state.processedSessions.push(session(1, 1)));
+        const before = await store.readOnboardingState();
+        await expect(
+          store.mutateOnboardingState((state) => {
+            state.processedSessions.push(session(2));
+            throw new Error("boom");
+          }),
+        ).rejects.toThrow("boom");
+        await expectAppError(
+          store.mutateOnboardingState((state) => {
+            state.processedSessions.push(session(3, -1));
+          }),
+          "VALIDATION_FAILED",
+        );
+        expect(await store.readOnboardingState()).toEqual(before);
+      });
+
+      it(
+        "never loses an entry when two store instances mutate concurrently (2 × 20)",
+        async () => {
+          const a = await makeStore(ctx);
+          const b = await makeStore(ctx);
+          await Promise.all(
+            Array.from({ length: 40 }, (_, i) =>
+              (i % 2 === 0 ? a : b).mutateOnboardingState(async (state) => {
+                await new Promise((resolve) => setTimeout(resolve, 0));
+                state.processedSessions.push(session(i, 1));
+              }),
+            ),
+          );
+          const read = await a.readOnboardingState();
+          expect(new Set(read?.processedSessions.map((s) => s.path)).size).toBe(40);
+          expect(read?.stats).toEqual({ totalSessionsProcessed: 40, totalRulesExtracted: 40 });
+        },
+        slow,
+      );
+
+      it.skipIf(!options.writeRawGlobalFile)("an invalid file or another version reads as null, and the next mutation starts afresh", async () => {
+        const store = await makeStore(ctx);
+        const write = (text: string) => options.writeRawGlobalFile?.(ctx, STATE_FILE, text, store);
+        const valid = { version: 1, startedAt: NOW_ISO, lastUpdatedAt: NOW_ISO, processedSessions: [session(1, 3)], stats: { totalSessionsProcessed: 1, totalRulesExtracted: 3 } };
+        for (const text of ["{ not json", "[]", "null", "", JSON.stringify({ ...valid, version: 2 }), JSON.stringify({ ...valid, processedSessions: [{ path: 1 }] })]) {
+          await write(text);
+          expect(await store.readOnboardingState(), text).toBeNull();
+        }
+        await write(JSON.stringify({ ...valid, version: 2 }));
+        await store.mutateOnboardingState((state) => void state.processedSessions.push(session(9)));
+        const read = await store.readOnboardingState();
+        expect(read?.version).toBe(1);
+        // Without options.nowIso a fresh state is dated by the store's own clock.
+        expect(Number.isNaN(Date.parse(read?.startedAt ?? ""))).toBe(false);
+        expect(read?.processedSessions).toEqual([session(9)]);
+        expect(read?.stats).toEqual({ totalSessionsProcessed: 1, totalRulesExtracted: 0 });
+      });
+
+      it.skipIf(!options.writeRawGlobalFile)("loads the state file the original cm wrote, and keeps it on a mutation", async () => {
+        const text = await readFile(new URL("../../../fixtures/original-home/home/.cass-memory/onboarding-state.json", import.meta.url), "utf8");
+        const store = await makeStore(ctx);
+        await options.writeRawGlobalFile?.(ctx, STATE_FILE, text, store);
+        const read = await store.readOnboardingState();
+        expect(read).toEqual(JSON.parse(text));
+        await store.mutateOnboardingState((state) => void state.processedSessions.push(session(2, 4)));
+        const after = await store.readOnboardingState();
+        expect(after?.startedAt).toBe(read?.startedAt);
+        expect(after?.processedSessions).toEqual([...(read?.processedSessions ?? []), session(2, 4)]);
+        expect(after?.stats).toEqual({ totalSessionsProcessed: 2, totalRulesExtracted: 4 });
+        if (options.readRawGlobalFile) {
+          // Pretty JSON with 2-space indentation, as the original writes it.
+          expect(await options.readRawGlobalFile(ctx, STATE_FILE, store)).toBe(JSON.stringify(after, null, 2));
+        }
+      });
+    });
+
+    describe("processed-sessions logs", () => {
+      const HEADER = '# JSONL format: {"sessionPath":..., "processedAt":...}';
+      const record = (n: number, extra: Partial<ProcessedSession> = {}): ProcessedSession => ({
+        sessionPath: `/home/dev/.codex/sessions/s${n}.jsonl`,
+        processedAt: NOW_ISO,
+        deltasGenerated: n,
+        ...extra,
+      });
+
+      it("appends and reads records in order, per log, starting a new log with the original's header", async () => {
+        const store = await makeStore(ctx);
+        expect(await store.readProcessedSessions("global")).toEqual([]);
+        await store.appendProcessedSessions("global", [record(1), record(2, { diaryId: "diary-0123456789abcdef" })]);
+        await store.appendProcessedSessions("global", [record(3)]);
+        await store.appendProcessedSessions("ws-0a1b2c3d", [record(7)]);
+        await store.appendProcessedSessions("global", []);
+        expect(await (await makeStore(ctx)).readProcessedSessions("global")).toEqual([record(1), record(2, { diaryId: "diary-0123456789abcdef" }), record(3)]);
+        expect(await store.readProcessedSessions("ws-0a1b2c3d")).toEqual([record(7)]);
+        expect(await store.readProcessedSessions("ws-ffffffff")).toEqual([]);
+        if (options.readRawGlobalFile) {
+          const raw = await options.readRawGlobalFile(ctx, "reflections/global.processed.log", store);
+          expect(raw?.split("\n")[0]).toBe(HEADER);
+          expect(raw?.split("\n").filter((l) => l.startsWith("#"))).toHaveLength(1);
+        }
+      });
+
+      it("rejects bad log names and invalid records without writing anything", async () => {
+        const store = await makeStore(ctx);
+        for (const log of ["", "ws-XYZ", "../global", "ws-0123abcd/../x", "Global"]) {
+          await expectAppError(store.appendProcessedSessions(log, [record(1)]), "INVALID_INPUT");
+          await expectAppError(store.readProcessedSessions(log), "INVALID_INPUT");
+        }
+        await expectAppError(store.appendProcessedSessions("global", [record(1), { processedAt: NOW_ISO } as unknown as ProcessedSession]), "VALIDATION_FAILED");
+        expect(await store.readProcessedSessions("global")).toEqual([]);
+      });
+
+      it(
+        "concurrent appends from two instances keep every record and write the header once",
+        async () => {
+          const a = await makeStore(ctx);
+          const b = await makeStore(ctx);
+          await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? a : b).appendProcessedSessions("global", [record(i)])));
+          const read = await a.readProcessedSessions("global");
+          expect(read).toHaveLength(30);
+          expect(new Set(read.map((r) => r.sessionPath)).size).toBe(30);
+          if (options.readRawGlobalFile) {
+            const raw = (await options.readRawGlobalFile(ctx, "reflections/global.processed.log", a)) ?? "";
+            expect(raw.split("\n").filter((l) => l === HEADER)).toHaveLength(1);
+          }
+        },
+        slow,
+      );
+
+      it.skipIf(!options.writeRawGlobalFile)("reads the original's log, legacy tab-separated lines, and skips damaged lines", async () => {
+        const original = await readFile(new URL("../../../fixtures/original-home/home/.cass-memory/reflections/global.processed.log", import.meta.url), "utf8");
+        const store = await makeStore(ctx);
+        await options.writeRawGlobalFile?.(ctx, "reflections/global.processed.log", original, store);
+        expect(await store.readProcessedSessions("global")).toEqual([
+          { sessionPath: "/home/dev/.claude/projects/app/s1.jsonl", processedAt: "2026-11-22T11:57:12.500Z", deltasGenerated: 0 },
+        ]);
+        const legacy = [
+          "# id\tsessionPath\tprocessedAt\tdeltasProposed\tdeltasApplied",
+          "diary-aaaa\t/old/s1.jsonl\t2025-01-01T00:00:00.000Z\t3\t0",
+          "-\t/old/s2.jsonl\t2025-01-02T00:00:00.000Z\t0\t0",
+          "not a record",
+          '{"sessionPath": "/new/s3.jsonl", "processedAt": "2025-01-03T00:00:00.000Z", "deltasGenerated": 2}',
+          '{"torn": ',
+          "",
+        ].join("\n");
+        await options.writeRawGlobalFile?.(ctx, "reflections/ws-0123abcd.processed.log", legacy, store);
+        expect(await store.readProcessedSessions("ws-0123abcd")).toEqual([
+          { sessionPath: "/old/s1.jsonl", processedAt: "2025-01-01T00:00:00.000Z", diaryId: "diary-aaaa", deltasGenerated: 3 },
+          { sessionPath: "/old/s2.jsonl", processedAt: "2025-01-02T00:00:00.000Z", deltasGenerated: 0 },
+          { sessionPath: "/new/s3.jsonl", processedAt: "2025-01-03T00:00:00.000Z", deltasGenerated: 2 },
+        ]);
+        // Appending to a log the original wrote keeps its lines and adds no second header.
+        await store.appendProcessedSessions("global", [record(5)]);
+        expect((await store.readProcessedSessions("global")).map((r) => r.sessionPath)).toEqual(["/home/dev/.claude/projects/app/s1.jsonl", record(5).sessionPath]);
+        if (options.readRawGlobalFile) {
+          const raw = (await options.readRawGlobalFile(ctx, "reflections/global.processed.log", store)) ?? "";
+          expect(raw.startsWith(original)).toBe(true);
+        }
       });
     });
 

@@ -26,5 +26,7 @@ runStoreContract<MemoryStore>(
     corrupt: (_ctx, layer, store) => store.corrupt(layer, "bullets: [unclosed"),
     snapshot: (_ctx, layer, store) => store.rawPlaybook(layer),
     appendRaw: (_ctx, layer, log, text, store) => store.appendRawLogLine(layer, log, text),
+    writeRawGlobalFile: (_ctx, name, text, store) => store.writeRawGlobalFile(name, text),
+    readRawGlobalFile: (_ctx, name, store) => store.readRawGlobalFile(name),
   },
 );

@@ -30,6 +30,7 @@ import { atomicWriteFile } from "./atomic-write.js";
 import { backupFile, createYamlDiagnostics } from "./diagnostics.js";
 import { appendJsonl, listDir, readError, readJsonl } from "./jsonl.js";
 import { withLock } from "./lock.js";
+import { createOnboardingFiles } from "./onboarding.js";
 import type { LockOptions } from "./lock.js";
 import { ParseCache, sha256Hex } from "./parse-cache.js";
 import { REPO_PLAYBOOK_HEADER, decodePlaybook, fromYaml, leadingComments, toYaml } from "./yaml-codec.js";
@@ -382,6 +383,8 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     return result;
   }
 
+  const onboarding = createOnboardingFiles({ globalDir, logger, lockOptions });
+
   const diagnostics = createYamlDiagnostics({
     globalDir,
     globalPlaybook,
@@ -401,6 +404,10 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     removeBlocked,
     readStarterFiles,
     mutateConfigFile,
+    readOnboardingState: onboarding.readOnboardingState,
+    mutateOnboardingState: onboarding.mutateOnboardingState,
+    appendProcessedSessions: onboarding.appendProcessedSessions,
+    readProcessedSessions: onboarding.readProcessedSessions,
     appendLog,
     readLog,
     layerStatus,

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
-import { appendFile, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runStoreContract } from "@cass-memory/store-contract";
 import type { StoreContractContext } from "@cass-memory/store-contract";
@@ -50,6 +50,11 @@ runStoreContract(
       if (dir === null) throw new Error("no repo dir");
       await appendFile(join(dir, LOG_FILE[log]), text);
     },
+    writeRawGlobalFile: async (ctx, name, text) => {
+      await mkdir(dirname(join(ctx.globalDir, name)), { recursive: true });
+      await writeFile(join(ctx.globalDir, name), text);
+    },
+    readRawGlobalFile: async (ctx, name) => readFile(join(ctx.globalDir, name), "utf8").catch(() => null),
     concurrentProcesses: async (ctx, plan) => {
       await Promise.all(Array.from({ length: plan.processes }, (_, p) => runWorker(ctx.globalDir, p, plan.perProcess)));
     },

@@ -27,6 +27,17 @@ import {
   privacyEnableOperation,
   privacyStatusOperation,
 } from "./privacy.js";
+import {
+  onboardGapsOperation,
+  onboardGuidedOperation,
+  onboardMarkDoneOperation,
+  onboardPromptOperation,
+  onboardReadOperation,
+  onboardReadTemplateOperation,
+  onboardResetOperation,
+  onboardSampleOperation,
+  onboardStatusOperation,
+} from "./onboard.js";
 
 /** Every operation, for front ends that register them mechanically (the MCP server). */
 export const operations = [
@@ -59,4 +70,13 @@ export const operations = [
   privacyDisableOperation,
   privacyAllowOperation,
   privacyDenyOperation,
+  onboardStatusOperation,
+  onboardGapsOperation,
+  onboardSampleOperation,
+  onboardReadOperation,
+  onboardReadTemplateOperation,
+  onboardPromptOperation,
+  onboardGuidedOperation,
+  onboardMarkDoneOperation,
+  onboardResetOperation,
 ] as const;

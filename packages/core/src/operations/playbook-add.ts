@@ -7,6 +7,7 @@ import type { Layer, OperationDeps } from "../ports.js";
 import { EvidenceSchema, VerificationSchema, type Bullet, type Evidence, type Verification } from "../schemas/playbook.js";
 import { BulletOutputSchema } from "./playbook-list.js";
 import { mutatePlaybookJournaled } from "./shared.js";
+import { recordSessionRules } from "./onboard.js";
 
 export const PlaybookAddInputSchema = z.object({
   content: z.string().optional(),
@@ -158,7 +159,21 @@ async function addRules(
   await mutatePlaybookJournaled(deps, layer, { operation: "add", ...(input.session ? { source: input.session } : {}) }, (playbook) => {
     playbook.bullets.push(bullet);
   });
+  await recordOnboardingSession(deps, input.session, 1);
   return { bullet, target: layer, targetPath };
+}
+
+/**
+ * `--session`: the session counts as mined for onboarding (reference §1.5.5). The rules are
+ * already saved, so a failure here is reported as a warning, not as a failed add.
+ */
+async function recordOnboardingSession(deps: OperationDeps, session: string | undefined, added: number): Promise<void> {
+  if (session === undefined || session.trim() === "" || added <= 0) return;
+  try {
+    await recordSessionRules(deps, session, added);
+  } catch (error) {
+    deps.logger.warn(`Rule added, but the session could not be recorded in the onboarding state: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /**
@@ -230,6 +245,7 @@ async function addBatch(
     });
   }
   result.added = bullets.map((b) => ({ id: b.id, content: b.content, category: b.category }));
+  await recordOnboardingSession(deps, session, bullets.length);
   result.summary = {
     total: items === null ? result.failed.length : items.length,
     succeeded: result.added.length,

@@ -4,7 +4,19 @@ import { ConfigSchema, defaultConfig } from "../schemas/config.js";
 import { decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "../schemas/codec.js";
 import { PLAYBOOK_SCHEMA_VERSION, PlaybookSchema, createEmptyPlaybook } from "../schemas/playbook.js";
 import type { BlockedEntry, Playbook } from "../schemas/playbook.js";
-import { JournalEventSchema, type JournalEvent } from "../schemas/records.js";
+import { JournalEventSchema, type JournalEvent, type OnboardingState, type ProcessedSession } from "../schemas/records.js";
+import {
+  ONBOARDING_STATE_FILE,
+  PROCESSED_LOG_DIR,
+  PROCESSED_LOG_HEADER,
+  createOnboardingState,
+  decodeOnboardingState,
+  decodeProcessedLog,
+  encodeOnboardingState,
+  encodeProcessedSessions,
+  finalizeOnboardingState,
+  processedLogFileName,
+} from "../operations/onboard-records.js";
 import type {
   FixResult,
   FixableIssue,
@@ -68,6 +80,10 @@ export interface MemoryStore extends Store {
   rawPlaybook(layer: Layer): string | null;
   /** Appends a raw line (no newline added) to a log, to simulate damaged or torn lines. */
   appendRawLogLine(layer: Layer, log: MemoryLogTarget, text: string): void;
+  /** Replaces a "file" below the global directory (`name` relative to it) with raw text. */
+  writeRawGlobalFile(name: string, text: string): void;
+  /** The raw text of a "file" below the global directory, or null when absent. */
+  readRawGlobalFile(name: string): string | null;
   diagnose(): Promise<StoreDiagnosis>;
   applyFix(id: string): Promise<FixResult>;
 }
@@ -141,6 +157,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const playbookPath = (layer: Layer): string | null => (layer === "global" ? locations.globalPlaybook : locations.repoPlaybook);
   const diaryDir = options.diaryDir ?? join(globalDir, "diary");
   const configPath = join(globalDir, "config.json");
+  const onboardingPath = join(globalDir, ONBOARDING_STATE_FILE);
 
   function dirExists(dir: string): boolean {
     if (dirs.has(dir)) return true;
@@ -507,6 +524,40 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       });
     },
 
+    async readOnboardingState(): Promise<OnboardingState | null> {
+      const text = files.get(onboardingPath);
+      return text === undefined ? null : decodeOnboardingState(text);
+    },
+
+    mutateOnboardingState<T>(fn: (state: OnboardingState) => T | Promise<T>, options?: { nowIso?: string }): Promise<T> {
+      return enqueue(onboardingPath, async () => {
+        const text = files.get(onboardingPath);
+        let state = text === undefined ? null : decodeOnboardingState(text);
+        // A damaged file is kept aside (like the file store does) before a fresh state replaces it.
+        if (state === null && text !== undefined && text.trim() !== "") backup(onboardingPath);
+        state ??= createOnboardingState(options?.nowIso ?? now());
+        const result = await fn(state);
+        files.set(onboardingPath, encodeOnboardingState(finalizeOnboardingState(state, onboardingPath)));
+        return result;
+      });
+    },
+
+    async appendProcessedSessions(log: string, records: ProcessedSession[]): Promise<void> {
+      const path = join(join(globalDir, PROCESSED_LOG_DIR), processedLogFileName(log));
+      const lines = encodeProcessedSessions(records);
+      if (lines.length === 0) return;
+      await enqueue(path, async () => {
+        const current = files.get(path);
+        if (current === undefined || current === "") files.set(path, `${PROCESSED_LOG_HEADER}\n`);
+        appendText(path, lines.join("\n") + "\n");
+      });
+    },
+
+    async readProcessedSessions(log: string): Promise<ProcessedSession[]> {
+      const path = join(join(globalDir, PROCESSED_LOG_DIR), processedLogFileName(log));
+      return decodeProcessedLog(files.get(path)).records;
+    },
+
     async appendLog(layer, log, records) {
       const dir = requireDir(layer);
       if (records.length === 0) return;
@@ -582,6 +633,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     rawPlaybook(layer) {
       const path = playbookPath(layer);
       return path === null ? null : (files.get(path) ?? null);
+    },
+
+    writeRawGlobalFile(name, text) {
+      files.set(join(globalDir, name), text);
+    },
+
+    readRawGlobalFile(name) {
+      return files.get(join(globalDir, name)) ?? null;
     },
 
     appendRawLogLine(layer, log, text) {
