@@ -27,12 +27,10 @@ export interface RunOptions {
 }
 
 function childEnv(options: RunOptions): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: options.home, NO_COLOR: "1", ...options.env };
-  delete env.CASS_MEMORY_HOME;
-  delete env.XDG_DATA_HOME;
-  delete env.CASS_MEMORY_VERBOSE;
-  delete env.CASS_CONTEXT_LOG;
-  delete env.CASS_PATH;
+  // The user's own settings must not leak into tests; a test may still set any of them.
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: options.home, NO_COLOR: "1" };
+  for (const key of ["CASS_MEMORY_HOME", "XDG_DATA_HOME", "CASS_MEMORY_VERBOSE", "CASS_CONTEXT_LOG", "CASS_PATH", "CASS_MEMORY_EPISODIC"]) delete env[key];
+  Object.assign(env, options.env);
   for (const [k, v] of Object.entries(options.env ?? {})) if (v === undefined) delete env[k];
   return env;
 }

@@ -1,10 +1,11 @@
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { assertBuilt, cm, tempHome } from "./helpers.js";
 
 const SESSIONS = fileURLToPath(new URL("../../../fixtures/cass/sessions/", import.meta.url));
+const FAKE_CASS = fileURLToPath(new URL("../../../packages/cass/test/fake-cass/cass", import.meta.url));
 
 let home: string;
 let cleanup: () => void;
@@ -20,8 +21,9 @@ function layOutFixtureHome(root: string): void {
   cpSync(join(SESSIONS, "pi_agent", "sessions"), join(root, ".pi", "agent", "sessions"), { recursive: true });
 }
 
-// No cass on PATH: the auto source must answer from the session files themselves.
-const env = { PATH: "/usr/bin:/bin", CASS_PATH: undefined };
+// No cass on PATH (only node's own directory, which the fake cass's `#!/usr/bin/env node` needs):
+// the auto source must answer from the session files themselves.
+const env = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, CASS_PATH: undefined };
 const context = (task: string, ...args: string[]) => cm(["context", task, "--json", ...args], { home, env });
 
 describe("history without cass (native session readers)", () => {
@@ -84,5 +86,43 @@ describe("history without cass (native session readers)", () => {
     const cassOnly = cm(["context", "implement matrix completion", "--json"], { home, env: { ...env, CASS_MEMORY_EPISODIC: "cass" } });
     expect(cassOnly.code).toBe(0);
     expect(cassOnly.json().data.degraded.cass.reason).toBe("NOT_FOUND");
+  });
+});
+
+describe("history through cass (the fake cass executable)", () => {
+  // episodic: cass, so that a failing cass is reported rather than answered by the native readers.
+  const cassEnv = (extra: Record<string, string>) => ({ ...env, CASS_MEMORY_EPISODIC: "cass", CASS_PATH: FAKE_CASS, ...extra });
+
+  it.each([
+    ["INDEX_MISSING", { FAKE_CASS_MODE: "envelope", FAKE_CASS_KIND: "missing-index" }],
+    ["FTS_TABLE_MISSING", { FAKE_CASS_MODE: "envelope", FAKE_CASS_KIND: "db-query", FAKE_CASS_MESSAGE: "no such table: fts_messages" }],
+    ["OTHER", { FAKE_CASS_MODE: "garbage" }],
+    ["OTHER", { FAKE_CASS_MODE: "crash" }],
+    ["NOT_FOUND", { CASS_PATH: "/nonexistent/bin/cass" }],
+  ] as const)("reports %s and still answers with the playbook (exit 0)", (reason, extra) => {
+    const added = cm(["remember", "Rebuild the search index after upgrading cass", "--json"], { home, env });
+    expect(added.code).toBe(0);
+    const r = cm(["context", "rebuild search index after upgrade", "--json"], { home, env: cassEnv(extra) });
+    expect(r.code, r.stderr).toBe(0);
+    const data = r.json().data;
+    expect(data.relevantBullets.map((b: { content: string }) => b.content)).toEqual(["Rebuild the search index after upgrading cass"]);
+    expect(data.historySnippets).toEqual([]);
+    expect(data.degraded.cass.reason).toBe(reason);
+    expect(data.degraded.cass.suggestedFix.length).toBeGreaterThan(0);
+  });
+
+  it("reports TIMEOUT when cass hangs past the context budget", () => {
+    const r = cm(["context", "rebuild search index", "--json"], { home, env: cassEnv({ FAKE_CASS_MODE: "hang" }) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json().data.degraded.cass.reason).toBe("TIMEOUT");
+  }, 60_000);
+
+  it("returns cass's hits when cass answers", () => {
+    const r = cm(["context", "authentication error handling", "--json"], { home, env: cassEnv({}) });
+    expect(r.code, r.stderr).toBe(0);
+    const data = r.json().data;
+    expect(data.degraded).toBeUndefined();
+    expect(data.historySnippets.length).toBeGreaterThan(0);
+    for (const h of data.historySnippets) expect(typeof h.source_path).toBe("string");
   });
 });

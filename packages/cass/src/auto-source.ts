@@ -40,15 +40,14 @@ export function createAutoSource(options: AutoSourceOptions): EpisodicSource {
   return {
     name: "auto",
     async health() {
-      if (cass !== null) {
-        cassHealth ??= cass.health();
-        const health = await cassHealth;
-        if (health.available) return health;
-        const fallback = await native.health();
-        return fallback.available ? fallback : health;
-      }
-      const health = await native.health();
-      return health.available ? health : { ...health, degraded: noHistoryAnywhere(health.degraded) };
+      // Both are reported (doctor shows each); the first available one is the answer.
+      const cassPart: EpisodicHealth =
+        cass !== null ? await (cassHealth ??= cass.health()) : { available: false, name: "cass", degraded: { ...CASS_NOT_FOUND_DEGRADED } };
+      const nativePart = await native.health();
+      const components = [cassPart, nativePart];
+      if (cassPart.available) return { ...cassPart, components };
+      if (nativePart.available) return { ...nativePart, components };
+      return { ...(cass !== null ? cassPart : { ...nativePart, degraded: noHistoryAnywhere(nativePart.degraded) }), available: false, components };
     },
     async search(query, opts): Promise<EpisodicSearchResult> {
       if (cass !== null) {

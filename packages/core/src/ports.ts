@@ -247,6 +247,13 @@ export interface EpisodicHealth {
   name: string;
   version?: string;
   degraded?: DegradedInfo;
+  /** Session files found, per agent (native sources). */
+  sessions?: number;
+  agents?: Record<string, number>;
+  /** Directories searched for session files (native sources). */
+  roots?: string[];
+  /** A source combining others (`auto`) reports each of them here, in order of preference. */
+  components?: EpisodicHealth[];
 }
 
 export interface SessionSummary {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { compileSanitizer, SECRET_PATTERNS } from "../domain/sanitize.js";
 import { defineOperation } from "../operation.js";
-import type { FixResult, FixableIssue, HealthCheck, HealthStatus, OperationDeps } from "../ports.js";
+import type { EpisodicHealth, FixResult, FixableIssue, HealthCheck, HealthStatus, OperationDeps } from "../ports.js";
 import type { LlmProvider } from "../schemas/config.js";
 import { TraumaEntrySchema } from "../schemas/records.js";
 import { loadMergedPlaybook } from "./shared.js";
@@ -102,6 +102,7 @@ export const LLM_CREDENTIAL_SOURCES: Readonly<Record<LlmProvider, readonly strin
 
 export const DOCTOR_CATEGORIES = {
   cass: "Cass Integration",
+  sessions: "Session History",
   storage: "Storage",
   config: "Configuration",
   llm: "LLM Configuration",
@@ -138,21 +139,56 @@ function elapsedMs(deps: OperationDeps, start: Date): number {
 // ------------------------------------------------------------------------------------------------
 // Checks
 
-async function cassCheck(deps: OperationDeps): Promise<HealthCheck> {
-  const category = DOCTOR_CATEGORIES.cass;
+/** One check per history source: the cass CLI (its original category) and our native session readers. */
+async function episodicChecks(deps: OperationDeps): Promise<HealthCheck[]> {
+  let health: EpisodicHealth;
   try {
-    const health = await deps.episodic.health();
-    if (health.available) {
-      return { category, item: "cass", status: "pass", message: `${health.name} available${health.version ? ` (version ${health.version})` : ""}`, details: health };
-    }
-    const degraded = health.degraded;
-    if (degraded === undefined || degraded.reason === "NOT_FOUND") {
-      return { category, item: "cass", status: "fail", message: "cass CLI not found", details: health };
-    }
-    return { category, item: "cass", status: "warn", message: `cass is degraded (${degraded.reason}): ${degraded.message}`, details: health };
+    health = await deps.episodic.health();
   } catch (error) {
-    return { category, item: "cass", status: "fail", message: `cass health check failed: ${messageOf(error)}` };
+    return [{ category: DOCTOR_CATEGORIES.cass, item: "cass", status: "fail", message: `History source health check failed: ${messageOf(error)}` }];
   }
+  const parts = health.components ?? [health];
+  // With another source answering, a missing cass is only a warning: history still works.
+  const historyElsewhere = parts.some((p) => p.available && p.name !== "cass");
+  return parts.map((part) => (part.name === "native" ? nativeCheck(part) : cassCheck(part, historyElsewhere)));
+}
+
+function cassCheck(health: EpisodicHealth, historyElsewhere: boolean): HealthCheck {
+  const category = DOCTOR_CATEGORIES.cass;
+  if (health.available) {
+    return { category, item: "cass", status: "pass", message: `${health.name} available${health.version ? ` (version ${health.version})` : ""}`, details: health };
+  }
+  const degraded = health.degraded;
+  if (degraded === undefined || degraded.reason === "NOT_FOUND") {
+    return historyElsewhere
+      ? { category, item: "cass", status: "warn", message: "cass CLI not found (optional: history comes from the native session readers)", details: health }
+      : { category, item: "cass", status: "fail", message: "cass CLI not found", details: health };
+  }
+  return { category, item: "cass", status: "warn", message: `cass is degraded (${degraded.reason}): ${degraded.message}`, details: health };
+}
+
+function nativeCheck(health: EpisodicHealth): HealthCheck {
+  const category = DOCTOR_CATEGORIES.sessions;
+  const roots = health.roots ?? [];
+  if (health.available) {
+    const agents = Object.entries(health.agents ?? {})
+      .map(([agent, n]) => `${agent} ${n}`)
+      .join(", ");
+    return {
+      category,
+      item: "Native session files",
+      status: "pass",
+      message: `${health.sessions ?? 0} session files${agents ? ` (${agents})` : ""}`,
+      details: { sessions: health.sessions ?? 0, agents: health.agents ?? {}, roots },
+    };
+  }
+  return {
+    category,
+    item: "Native session files",
+    status: "warn",
+    message: `No agent session files found in ${roots.length} known locations; history stays empty until an agent saves sessions (or configure sessionRoots).`,
+    details: { roots },
+  };
 }
 
 async function storageChecks(deps: OperationDeps): Promise<{ checks: HealthCheck[]; issues: FixableIssue[] }> {
@@ -318,7 +354,7 @@ async function traumaCheck(deps: OperationDeps): Promise<HealthCheck> {
 
 /** `configProblems` overrides the host's startup report (after a re-check). */
 async function collect(deps: OperationDeps, configProblems?: readonly string[]): Promise<{ checks: HealthCheck[]; issues: FixableIssue[] }> {
-  const checks: HealthCheck[] = [await cassCheck(deps)];
+  const checks: HealthCheck[] = await episodicChecks(deps);
   const storage = await storageChecks(deps);
   checks.push(...storage.checks);
   const configProblem = configProblemCheck(configProblems ?? deps.runtimeReport?.configProblems ?? []);
