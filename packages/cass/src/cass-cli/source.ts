@@ -252,7 +252,7 @@ export function createCassCliSource(options: CassCliSourceOptions): CassCliSourc
   // search
 
   async function search(query: string, opts: EpisodicSearchOptions): Promise<EpisodicSearchResult> {
-    const q = query.trim();
+    const q = argvQuery(query);
     if (q === "") return { hits: [] };
     const limit = Number.isFinite(opts.limit) && opts.limit >= 1 ? Math.floor(opts.limit) : 1;
     const days = opts.days !== undefined && Number.isFinite(opts.days) && opts.days >= 1 ? Math.floor(opts.days) : undefined;
@@ -439,6 +439,26 @@ function expandHome(path: string, home: string): string {
 
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => typeof v === "number" && Number.isFinite(v) && v > 0)) as Partial<T>;
+}
+
+/** Longest query handed to cass: far below Linux's 128 KiB limit on one argument (E2BIG). */
+const MAX_QUERY_CHARS = 8_192;
+
+/**
+ * The query as one argv string. A NUL byte cannot be passed in argv at all (spawn refuses it), so
+ * it becomes a space; a query longer than {@link MAX_QUERY_CHARS} is cut at a word boundary.
+ */
+function argvQuery(query: string): string {
+  let q = query.replace(/\0/g, " ").trim();
+  if (q.length > MAX_QUERY_CHARS) {
+    const space = q.lastIndexOf(" ", MAX_QUERY_CHARS);
+    let cut = space > MAX_QUERY_CHARS / 2 ? space : MAX_QUERY_CHARS;
+    // Never leave half a surrogate pair at the end.
+    const code = q.charCodeAt(cut - 1);
+    if (code >= 0xd800 && code <= 0xdbff) cut--;
+    q = q.slice(0, cut).trim();
+  }
+  return q;
 }
 
 /** A path that starts with `-` would be read as a flag by cass's normaliser. */
