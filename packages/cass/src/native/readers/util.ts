@@ -462,12 +462,17 @@ export async function walkFiles(root: string, opts: WalkOptions): Promise<string
 }
 
 /** Stats files into refs (files that vanished are dropped). */
+/** How many `stat` calls discovery keeps in flight (one at a time costs a thread-pool round trip each). */
+const STAT_CONCURRENCY = 64;
+
 export async function toRefs(agent: AgentSlug, files: string[]): Promise<SessionFileRef[]> {
   const refs: SessionFileRef[] = [];
-  for (const file of files) {
-    const info = await fileInfo(file);
-    if (info === null || !info.isFile) continue;
-    refs.push({ agent, path: file, mtimeMs: info.mtimeMs, size: info.size });
+  for (let start = 0; start < files.length; start += STAT_CONCURRENCY) {
+    const batch = files.slice(start, start + STAT_CONCURRENCY);
+    const infos = await Promise.all(batch.map((file) => fileInfo(file)));
+    infos.forEach((info, i) => {
+      if (info !== null && info.isFile) refs.push({ agent, path: batch[i]!, mtimeMs: info.mtimeMs, size: info.size });
+    });
   }
   return refs;
 }
