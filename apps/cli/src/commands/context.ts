@@ -148,7 +148,7 @@ export function renderHuman(r: ContextResult, cli: string): string[] {
   }
   lines.push("", bold(`PLAYBOOK RULES (${r.relevantBullets.length})`));
   if (r.relevantBullets.length === 0) {
-    lines.push("  (No relevant playbook rules found)", dim(`  ${icon.tip()}Run '${cli} reflect' to learn rules from your recent sessions.`));
+    lines.push("  (No relevant playbook rules found)", dim(`  ${icon.tip()}Add one with '${cli} remember "<rule>"', or mine past sessions: '${cli} onboard guided'.`));
   } else renderBullets(lines, r.relevantBullets, width);
   if (r.antiPatterns.length > 0) {
     lines.push("", bold(`PITFALLS TO AVOID (${r.antiPatterns.length})`));
