@@ -29,10 +29,10 @@ export function quickstartData(cli: string): QuickstartResult {
     oneCommand: `${cli} context "<task>" --json`,
     expectations: {
       degradedMode:
-        "Without the cass session index (or with it unreachable), context still returns playbook rules; historySnippets is empty and data.degraded.cass says why and how to fix it. This is a normal state, not a failure.",
+        "History comes from the cass CLI when it is installed, otherwise from your agents' own session files (Claude Code, Codex, Gemini CLI, …). When neither has anything, context still returns playbook rules; historySnippets is empty and data.degraded.cass says why and how to fix it. This is a normal state, not a failure. The first call on a large history may index for a few seconds and return partial history (degraded reason TIMEOUT); later calls are fast.",
       privacy:
         "Everything stays on this machine: rules live in the global data directory (~/.cass-memory by default) and in <repo>/.cass/, and history comes from the local index of your agents' session files. Secrets are redacted from history snippets before they are shown.",
-      remoteHistory: "History is searched on this machine only unless the cass index has been set up with remote sources.",
+      remoteHistory: "History is searched on this machine only (session files found locally, or the local cass index and any remote sources configured in cass).",
     },
     whatItReturns: [
       "relevantBullets: playbook rules that match the task, best first, each with an id you can give feedback on",
@@ -51,7 +51,7 @@ export function quickstartData(cli: string): QuickstartResult {
         "Put the protocol in the agent's instructions (AGENTS.md or CLAUDE.md); `" +
         cli +
         " project --output AGENTS.md` writes the current rules there as well.",
-      health: `Run \`${cli} doctor\` when something looks wrong: it checks the data directory, configuration, playbooks and the session index.`,
+      health: `Run \`${cli} doctor\` when something looks wrong: it checks the data directory, configuration, playbooks and each history source (cass, native session files).`,
     },
     soloUser: {
       description: "Working alone without automation: the same commands, run by hand at the start and end of a task.",
