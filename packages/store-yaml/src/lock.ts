@@ -91,16 +91,31 @@ interface Verdict {
   pid: number | null;
 }
 
-/** Decides whether an existing lock directory may be removed. */
-async function judge(lockDir: string, staleMs: number): Promise<Verdict | "gone" | null> {
-  const pidText = await readText(join(lockDir, "pid"));
-  const owner = await readText(join(lockDir, "owner"));
-  let mtimeMs: number;
+/** Identity of one lock directory instance: a directory removed and re-created gets a new one. */
+async function dirIdentity(lockDir: string): Promise<{ id: string; mtimeMs: number } | "gone" | null> {
   try {
-    mtimeMs = (await stat(lockDir)).mtimeMs;
+    const st = await stat(lockDir, { bigint: true });
+    return { id: `${st.dev}:${st.ino}:${st.ctimeNs}`, mtimeMs: Number(st.mtimeMs) };
   } catch (error) {
     return errnoOf(error) === "ENOENT" ? "gone" : null;
   }
+}
+
+/**
+ * Decides whether an existing lock directory may be removed. Its `pid` and `owner` are read
+ * between two looks at the directory's identity (device, inode, ctime): when a holder released
+ * the lock and another process created a new one meanwhile, the files could otherwise come from
+ * two different locks — a dead pid from the old one, a live owner from the new one — and a live
+ * lock would be judged abandoned. Then the answer is "gone" (look again).
+ */
+async function judge(lockDir: string, staleMs: number): Promise<Verdict | "gone" | null> {
+  const before = await dirIdentity(lockDir);
+  if (before === "gone" || before === null) return before;
+  const pidText = await readText(join(lockDir, "pid"));
+  const owner = await readText(join(lockDir, "owner"));
+  const after = await dirIdentity(lockDir);
+  if (after === "gone" || after === null) return after;
+  if (after.id !== before.id) return "gone";
   const pid = parsePid(pidText);
   let alive = false;
   if (pid !== null) {
@@ -113,13 +128,13 @@ async function judge(lockDir: string, staleMs: number): Promise<Verdict | "gone"
       if (!alive) return { kind: "abandoned", owner, pid };
     }
   }
-  if (!alive && Date.now() - mtimeMs > staleMs) return { kind: "stale", owner, pid };
+  if (!alive && Date.now() - after.mtimeMs > staleMs) return { kind: "stale", owner, pid };
   return null;
 }
 
 /**
  * Removes an abandoned/stale lock safely: the directory is first renamed to a unique name, then its
- * owner is compared with the one judged; only then is it deleted. If the owner differs, a fresh lock
+ * owner and pid are compared with the ones judged; only then is it deleted. If they differ, a fresh lock
  * was renamed by mistake and is put back.
  */
 async function removeJudged(lockDir: string, verdict: Verdict, logger: Logger | undefined): Promise<void> {
@@ -130,7 +145,8 @@ async function removeJudged(lockDir: string, verdict: Verdict, logger: Logger | 
     return; // someone else removed or replaced it; just retry
   }
   const ownerNow = await readText(join(aside, "owner"));
-  if (ownerNow === verdict.owner) {
+  const pidNow = parsePid(await readText(join(aside, "pid")));
+  if (ownerNow === verdict.owner && pidNow === verdict.pid) {
     await rm(aside, { recursive: true, force: true }).catch(() => undefined);
     logger?.debug(`Removed ${verdict.kind} lock ${lockDir}${verdict.pid !== null ? ` (pid ${verdict.pid})` : ""}`);
     return;
