@@ -16,7 +16,25 @@ export {
 export type { AppErrorOptions, ErrorCategory, ErrorCode } from "./errors.js";
 
 export type {
+  AuditFinding,
+  Auditor,
   Clock,
+  CostEntry,
+  CostLedger,
+  CostTotals,
+  DiaryDraft,
+  DiaryWriter,
+  EvidenceGateResult,
+  EvidenceItem,
+  LearningComponents,
+  LearningKind,
+  ReflectionInput,
+  Reflector,
+  SessionTranscript,
+  ValidationInput,
+  ValidationVerdict,
+  Validator,
+  ValidatorJudgement,
   DegradedInfo,
   DegradedReason,
   EpisodicHealth,
@@ -48,6 +66,16 @@ export type {
 } from "./ports.js";
 
 export { defineOperation, formatZodIssues, runOperation } from "./operation.js";
+export {
+  COST_DIR,
+  COST_TOTAL_FILE,
+  addCost,
+  decodeCostTotals,
+  emptyCostTotals,
+  localDayKey,
+  monthlyCostFile,
+  utcMonthKey,
+} from "./domain/costs.js";
 export type { Operation } from "./operation.js";
 
 // Schemas of the data model
@@ -123,6 +151,8 @@ export {
   OnboardingStateSchema,
   OutcomeRecordSchema,
   ProcessedSessionSchema,
+  ReflectionRevertSchema,
+  ReflectionRunSchema,
   TraumaEntrySchema,
 } from "./schemas/records.js";
 export type {
@@ -135,6 +165,8 @@ export type {
   OnboardingState,
   OutcomeRecord,
   ProcessedSession,
+  ReflectionRevert,
+  ReflectionRun,
   TraumaEntry,
 } from "./schemas/records.js";
 export { decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "./schemas/codec.js";

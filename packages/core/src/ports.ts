@@ -1,6 +1,6 @@
 import type { Config } from "./schemas/config.js";
 import type { BlockedEntry, Playbook } from "./schemas/playbook.js";
-import type { JournalEvent, OnboardingState, ProcessedSession } from "./schemas/records.js";
+import type { Delta, DiaryEntry, JournalEvent, OnboardingState, ProcessedSession } from "./schemas/records.js";
 
 /**
  * Ports: the interfaces every adapter implements. Core is written against these only; the
@@ -68,7 +68,7 @@ export interface InitializeResult {
 }
 
 /** Append-only JSONL logs kept per layer (reference §4.7). */
-export type LogName = "outcomes" | "context-log" | "traumas" | "usage" | "privacy-audit";
+export type LogName = "outcomes" | "context-log" | "traumas" | "usage" | "privacy-audit" | "reflection-runs";
 
 export interface LogReadResult {
   records: unknown[];
@@ -194,6 +194,29 @@ export interface Store {
   /** The records of a processed log in file order (JSON and legacy tab-separated lines); empty when absent. */
   readProcessedSessions(log: string): Promise<ProcessedSession[]>;
 
+  /**
+   * Saves a diary entry as `<diaryDir>/<id>.json` (pretty JSON, atomic; reference §4.4), replacing
+   * an entry with the same id. Returns the file's path.
+   */
+  writeDiary(entry: DiaryEntry): Promise<string>;
+  /** The diary entry with this id, or null when it is missing or invalid. */
+  readDiary(id: string): Promise<DiaryEntry | null>;
+  /**
+   * Diary entries, newest first (file mtime, then timestamp); invalid files are skipped. With
+   * `sessionPath`, only that session's entries.
+   */
+  listDiaries(options?: { sessionPath?: string; limit?: number }): Promise<DiaryEntry[]>;
+
+  /** LLM spending records (`<globalDir>/cost/`, reference §4.9). */
+  readonly costs: CostLedger;
+
+  /**
+   * Runs `fn` holding a named cross-process lock (e.g. one reflection per processed log at a
+   * time). Waits up to `waitMs` (default: the store's lock timeout) for a holder to finish, then
+   * throws LOCK_ACQUISITION_FAILED naming the lock.
+   */
+  exclusive<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T>;
+
   /** Storage health for `cm doctor` (optional: a store without it is reported as such). */
   diagnose?(): Promise<StoreDiagnosis>;
   /** Applies one fix from `diagnose().fixableIssues`, backing files up first. */
@@ -202,6 +225,167 @@ export interface Store {
   layerStatus(layer: Layer): Promise<LayerStatus>;
   /** Creates the layer's directory and files (`cm init`); see InitializeOptions. */
   initialize(layer: Layer, options: InitializeOptions): Promise<InitializeResult>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// LLM spending (reference §4.9, §5.15)
+
+/** One LLM call that reported token usage (the prompt is never recorded). */
+export interface CostEntry {
+  provider: string;
+  model: string;
+  tokensIn: number;
+  tokensOut: number;
+  /** USD. */
+  cost: number;
+  timestamp: string;
+}
+
+/** `cost/total.json`: running totals; the day and month buckets restart when the date changes. */
+export interface CostTotals {
+  allTime: number;
+  lastUpdated: string;
+  /** `YYYY-MM` of the UTC date. */
+  currentMonth: { month: string; cost: number };
+  /** `YYYY-MM-DD` of the local date. */
+  currentDay: { day: string; cost: number };
+}
+
+export interface CostLedger {
+  /**
+   * The totals as of now: zeros when the file is missing or unreadable, and a bucket whose day or
+   * month is not the current one counts as 0.
+   */
+  totals(): Promise<CostTotals>;
+  /** Appends the entry to `cost/monthly-<YYYY-MM>.jsonl` and updates the totals, under a lock. */
+  record(entry: CostEntry): Promise<CostTotals>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Learning: diary writer, reflector, validator, auditor (each LLM-backed or deterministic)
+
+export type LearningKind = "llm" | "deterministic";
+
+/** A session as the learning components see it; `text` is sanitised (and may be truncated). */
+export interface SessionTranscript {
+  path: string;
+  agent: string;
+  workspace?: string;
+  text: string;
+}
+
+/** What a diary writer extracts from a session; the pipeline adds id, path, agent and time. */
+export interface DiaryDraft {
+  status: DiaryEntry["status"];
+  accomplishments: string[];
+  decisions: string[];
+  challenges: string[];
+  preferences: string[];
+  keyLearnings: string[];
+  tags: string[];
+  searchAnchors?: string[];
+  workspace?: string;
+  duration?: number | null;
+}
+
+export interface DiaryWriter {
+  readonly kind: LearningKind;
+  write(session: SessionTranscript): Promise<DiaryDraft>;
+}
+
+export interface ReflectionInput {
+  session: SessionTranscript;
+  diary: DiaryEntry;
+  /** The merged playbook at the start of the run (for reference; never modified). */
+  playbook: Playbook;
+  /** Snippets of related sessions found in episodic history. */
+  history: HistoryHit[];
+  /** 1-based iteration number, up to `maxIterations`. */
+  iteration: number;
+  maxIterations: number;
+  /** Deltas proposed by earlier iterations for this session. */
+  previous: readonly Delta[];
+}
+
+export interface Reflector {
+  readonly kind: LearningKind;
+  /** Proposed playbook changes; add deltas' `sourceSession` is set by the pipeline. */
+  reflect(input: ReflectionInput): Promise<Delta[]>;
+}
+
+export type ValidationVerdict = "ACCEPT" | "REJECT" | "REFINE" | "ACCEPT_WITH_CAUTION";
+
+/** A history snippet classified by the evidence gate's success/failure patterns (reference §5.8). */
+export interface EvidenceItem {
+  session: string;
+  snippet: string;
+  outcome: "success" | "failure" | "unknown";
+}
+
+/** Result of the evidence-count gate (reference §5.8). */
+export interface EvidenceGateResult {
+  passed: boolean;
+  suggestedState: "draft" | "active";
+  reason: string;
+  sessionCount: number;
+  successCount: number;
+  failureCount: number;
+  evidence: EvidenceItem[];
+  /** Set when the history could not be searched (the gate then behaves as if nothing was found). */
+  degraded?: DegradedInfo;
+}
+
+export interface ValidationInput {
+  rule: string;
+  gate: EvidenceGateResult;
+}
+
+export interface ValidatorJudgement {
+  verdict: ValidationVerdict;
+  /** 0..1 */
+  confidence: number;
+  reason: string;
+  supporting: string[];
+  contradicting: string[];
+  /** A better wording of the rule (verdict REFINE, or an accepted rule with a refinement). */
+  refinedRule?: string;
+}
+
+export interface Validator {
+  readonly kind: LearningKind;
+  /** Called only when the gate is not conclusive on its own (ambiguous evidence). */
+  judge(input: ValidationInput): Promise<ValidatorJudgement>;
+}
+
+export interface AuditFinding {
+  ruleId: string;
+  status: "followed" | "violated" | "not_applicable";
+  evidence: string;
+}
+
+export interface Auditor {
+  readonly kind: LearningKind;
+  audit(input: { session: SessionTranscript; rules: Array<{ id: string; content: string }> }): Promise<{ findings: AuditFinding[]; summary?: string }>;
+}
+
+/**
+ * The learning components an operation uses, chosen by the composition root: LLM-backed ones when
+ * a model is configured and allowed, else the deterministic ones (`CASS_MEMORY_LLM=none`, no
+ * model). When `fallback` is present, a failing LLM call (budget, network, malformed replies after
+ * retries) is answered by the deterministic component instead, and reported.
+ */
+export interface LearningComponents {
+  mode: LearningKind;
+  /** Why this mode was chosen, e.g. "CASS_MEMORY_LLM=none" or "no API key for openai". */
+  reason?: string;
+  /** The model in use (mode llm). */
+  model?: { provider: string; model: string };
+  diaryWriter: DiaryWriter;
+  reflector: Reflector;
+  validator: Validator;
+  /** Absent when no LLM is available (audit needs one). */
+  auditor?: Auditor;
+  fallback?: { diaryWriter: DiaryWriter; reflector: Reflector; validator: Validator };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -303,6 +487,8 @@ export interface OperationDeps {
   actor?: string;
   /** What the composition root found about its environment (reported by `cm doctor`). */
   runtimeReport?: RuntimeReport;
+  /** Diary writer, reflector, validator and auditor (reflect, diary, validate, audit). */
+  learning?: LearningComponents;
 }
 
 /** Facts only the host knows (core reads no environment), for diagnostics. All optional. */

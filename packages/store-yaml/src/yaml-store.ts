@@ -30,6 +30,7 @@ import { atomicWriteFile } from "./atomic-write.js";
 import { backupFile, createYamlDiagnostics } from "./diagnostics.js";
 import { appendJsonl, listDir, readError, readJsonl } from "./jsonl.js";
 import { withLock } from "./lock.js";
+import { createLearningFiles } from "./learning-files.js";
 import { createOnboardingFiles } from "./onboarding.js";
 import type { LockOptions } from "./lock.js";
 import { ParseCache, sha256Hex } from "./parse-cache.js";
@@ -51,6 +52,8 @@ export interface YamlStoreOptions {
    * (default 32 KiB) are parsed directly: for them the cache costs more than it saves.
    */
   parseCache?: false | { minBytes?: number };
+  /** The clock used for the cost ledger's day and month buckets (default: the system clock). */
+  now?: () => Date;
 }
 
 export const GLOBAL_LAYER_FILES = ["config.json", "playbook.yaml", "blocked.log", "usage.jsonl"] as const;
@@ -63,6 +66,7 @@ const LOG_FILES: Readonly<Record<LogName, string>> = {
   traumas: "traumas.jsonl",
   usage: "usage.jsonl",
   "privacy-audit": "privacy-audit.jsonl",
+  "reflection-runs": "reflection-runs.jsonl",
 };
 
 const DEFAULT_CACHE_MIN_BYTES = 32 * 1024;
@@ -385,6 +389,14 @@ export function createYamlStore(options: YamlStoreOptions): Store {
 
   const onboarding = createOnboardingFiles({ globalDir, logger, lockOptions });
 
+  const learning = createLearningFiles({
+    globalDir,
+    diaryDir: options.diaryDir ?? join(globalDir, "diary"),
+    logger,
+    lockOptions,
+    now: options.now ?? (() => new Date()),
+  });
+
   const diagnostics = createYamlDiagnostics({
     globalDir,
     globalPlaybook,
@@ -410,6 +422,11 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     readProcessedSessions: onboarding.readProcessedSessions,
     appendLog,
     readLog,
+    writeDiary: learning.writeDiary,
+    readDiary: learning.readDiary,
+    listDiaries: learning.listDiaries,
+    costs: learning.costs,
+    exclusive: learning.exclusive,
     layerStatus,
     initialize,
     diagnose: diagnostics.diagnose,

@@ -23,6 +23,7 @@ const LOG_FILE = {
   traumas: "traumas.jsonl",
   usage: "usage.jsonl",
   "privacy-audit": "privacy-audit.jsonl",
+  "reflection-runs": "reflection-runs.jsonl",
 } as const;
 
 function runWorker(globalDir: string, index: number, perProcess: number): Promise<void> {

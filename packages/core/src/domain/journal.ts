@@ -141,6 +141,8 @@ export interface JournalMeta {
   actor: string;
   /** Where the change came from (a session path, a file being imported, a reflection run id). */
   source?: string;
+  /** The reflection run making the change. */
+  runId?: string;
   reason?: string;
   timestamp: string;
   /** A fresh unique suffix per call (event ids are `ev-<suffix>`). */
@@ -160,6 +162,7 @@ export function diffForJournal(before: BulletSnapshot, after: Playbook, meta: Jo
     layer: meta.layer,
     actor: meta.actor,
     ...(meta.source !== undefined ? { source: meta.source } : {}),
+    ...(meta.runId !== undefined ? { runId: meta.runId } : {}),
     ...(meta.reason !== undefined ? { reason: meta.reason } : {}),
   });
 

@@ -87,6 +87,8 @@ export interface MutationMeta {
   operation: JournalOperation;
   /** A session path, imported file or run id the change came from. */
   source?: string;
+  /** The reflection run making the change (recorded on each journal event). */
+  runId?: string;
   reason?: string;
 }
 

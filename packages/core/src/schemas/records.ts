@@ -194,6 +194,8 @@ export const JournalEventSchema = z.looseObject({
   layer: z.enum(["global", "repo"]),
   actor: z.string().default("unknown"),
   source: z.string().optional(),
+  /** The reflection run that made the change (`cm undo --run <runId>` reverts it). */
+  runId: z.string().optional(),
   reason: z.string().optional(),
   /** First 16 hex of the SHA-256 of the normalised content (reference §5.1 hashContent); null when absent. */
   hashBefore: z.string().nullable(),
@@ -203,3 +205,43 @@ export const JournalEventSchema = z.looseObject({
   after: z.record(z.string(), z.unknown()).optional(),
 });
 export type JournalEvent = z.output<typeof JournalEventSchema>;
+
+/**
+ * The reflection-run log (`reflection-runs.jsonl` in the global directory; beyond the original).
+ * A `run` record is appended when a reflection changed the playbook; a `revert` record when
+ * `cm undo --run` took it back.
+ */
+export const ReflectionRunSchema = z.looseObject({
+  type: z.literal("run"),
+  runId: z.string().min(1),
+  startedAt: timestamp,
+  finishedAt: timestamp,
+  mode: z.enum(["llm", "deterministic"]),
+  model: z.looseObject({ provider: z.string(), model: z.string() }).optional(),
+  inputs: z
+    .looseObject({
+      days: z.number().optional(),
+      maxSessions: z.number().optional(),
+      agent: z.string().optional(),
+      workspace: z.string().optional(),
+      session: z.string().optional(),
+    })
+    .default({}),
+  sessions: z.array(z.string()).default([]),
+  deltasGenerated: z.number().default(0),
+  /** Deltas the curator applied, per layer. */
+  applied: z.looseObject({ global: z.number().default(0), repo: z.number().default(0) }).default({ global: 0, repo: 0 }),
+  /** Bullets the run created or changed. */
+  bulletIds: z.array(z.string()).default([]),
+  errors: z.array(z.string()).default([]),
+});
+export type ReflectionRun = z.output<typeof ReflectionRunSchema>;
+
+export const ReflectionRevertSchema = z.looseObject({
+  type: z.literal("revert"),
+  runId: z.string().min(1),
+  revertedAt: timestamp,
+  /** Bullets changed by the revert. */
+  bulletIds: z.array(z.string()).default([]),
+});
+export type ReflectionRevert = z.output<typeof ReflectionRevertSchema>;

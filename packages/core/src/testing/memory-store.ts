@@ -4,7 +4,8 @@ import { ConfigSchema, defaultConfig } from "../schemas/config.js";
 import { decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "../schemas/codec.js";
 import { PLAYBOOK_SCHEMA_VERSION, PlaybookSchema, createEmptyPlaybook } from "../schemas/playbook.js";
 import type { BlockedEntry, Playbook } from "../schemas/playbook.js";
-import { JournalEventSchema, type JournalEvent, type OnboardingState, type ProcessedSession } from "../schemas/records.js";
+import { COST_DIR, COST_TOTAL_FILE, addCost, decodeCostTotals, monthlyCostFile } from "../domain/costs.js";
+import { DiaryEntrySchema, JournalEventSchema, type DiaryEntry, type JournalEvent, type OnboardingState, type ProcessedSession } from "../schemas/records.js";
 import {
   ONBOARDING_STATE_FILE,
   PROCESSED_LOG_DIR,
@@ -100,6 +101,7 @@ const LOG_FILES: Readonly<Record<MemoryLogTarget, string>> = {
   traumas: "traumas.jsonl",
   usage: "usage.jsonl",
   "privacy-audit": "privacy-audit.jsonl",
+  "reflection-runs": "reflection-runs.jsonl",
   blocked: "blocked.log",
   events: "events.jsonl",
 };
@@ -401,9 +403,92 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     files.set(path, current + glue + text);
   }
 
+  const costDir = join(globalDir, COST_DIR);
+  const clockNow = (): Date => new Date(now());
+  const diaryOf = (text: string | undefined): DiaryEntry | null => {
+    if (text === undefined) return null;
+    try {
+      const parsed = DiaryEntrySchema.safeParse(JSON.parse(text));
+      return parsed.success ? parsed.data : null;
+    } catch {
+      return null;
+    }
+  };
+  /** Insertion order of diary files stands in for their mtimes. */
+  const diaryOrder = new Map<string, number>();
+  let diarySeq = 0;
+  const heldLocks = new Set<string>();
+
   const store: MemoryStore = {
     locations,
     backing,
+
+    async writeDiary(entry) {
+      const parsed = DiaryEntrySchema.safeParse(entry);
+      if (!parsed.success) throw new AppError("VALIDATION_FAILED", `Invalid diary entry: ${formatZodIssues(parsed.error)}`);
+      if (!/^[A-Za-z0-9._-]+$/.test(parsed.data.id)) {
+        throw new AppError("VALIDATION_FAILED", `Invalid diary id: ${parsed.data.id}`);
+      }
+      const path = join(diaryDir, `${parsed.data.id}.json`);
+      files.set(path, JSON.stringify(parsed.data, null, 2));
+      diaryOrder.set(path, ++diarySeq);
+      return path;
+    },
+
+    async readDiary(id) {
+      if (!/^[A-Za-z0-9._-]+$/.test(id)) return null;
+      return diaryOf(files.get(join(diaryDir, `${id}.json`)));
+    },
+
+    async listDiaries(listOptions = {}) {
+      const prefix = join(diaryDir, "");
+      const entries: Array<{ entry: DiaryEntry; order: number }> = [];
+      for (const [path, text] of files) {
+        if (!path.startsWith(prefix) || !path.endsWith(".json") || path.slice(prefix.length).includes("/")) continue;
+        const entry = diaryOf(text);
+        if (entry === null) continue;
+        if (listOptions.sessionPath !== undefined && entry.sessionPath !== listOptions.sessionPath) continue;
+        entries.push({ entry, order: diaryOrder.get(path) ?? 0 });
+      }
+      entries.sort((a, b) => b.order - a.order || b.entry.timestamp.localeCompare(a.entry.timestamp));
+      const limited = listOptions.limit !== undefined ? entries.slice(0, listOptions.limit) : entries;
+      return limited.map((e) => e.entry);
+    },
+
+    costs: {
+      async totals() {
+        return decodeCostTotals(files.get(join(costDir, COST_TOTAL_FILE)), clockNow());
+      },
+      async record(entry) {
+        const totalPath = join(costDir, COST_TOTAL_FILE);
+        return enqueue(totalPath, async () => {
+          const at = clockNow();
+          appendText(join(costDir, monthlyCostFile(at)), JSON.stringify(entry) + "\n");
+          const next = addCost(decodeCostTotals(files.get(totalPath), at), entry, at);
+          files.set(totalPath, JSON.stringify(next, null, 2));
+          return next;
+        });
+      },
+    },
+
+    async exclusive(name, fn, lockOptions = {}) {
+      // In one process the queue would simply wait; a held lock that is still held after waitMs fails like a file lock.
+      const key = `lock:${name}`;
+      if (heldLocks.has(key) && lockOptions.waitMs === 0) {
+        throw new AppError("LOCK_ACQUISITION_FAILED", `Another process holds the ${name} lock`, {
+          hint: "Wait for the other run to finish, then retry.",
+          details: { lock: name },
+        });
+      }
+      return enqueue(key, async () => {
+        heldLocks.add(key);
+        try {
+          return await fn();
+        } finally {
+          heldLocks.delete(key);
+        }
+      });
+    },
 
     async readPlaybook(layer) {
       const path = playbookPath(layer);
