@@ -3,14 +3,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isAppError } from "@cass-memory/core";
-import type { BlockedEntry, JournalEvent, Layer, LogName, OnboardingState, Playbook, ProcessedSession, Store } from "@cass-memory/core";
+import type { BlockedEntry, CostEntry, JournalEvent, Layer, LogName, OnboardingState, Playbook, ProcessedSession, Store } from "@cass-memory/core";
 import { AWKWARD_STRINGS, NOW_ISO, UNKNOWN_BULLET_FIELDS, makeBullet } from "./awkward-values.js";
+import { registerLearningContract } from "./learning-contract.js";
 
 export interface StoreContractContext {
   /** A fresh, empty temp directory for the global layer (it may not exist yet inside: `<tmp>/home/.cass-memory`). */
   globalDir: string;
   /** `<tmp>/repo/.cass` (not created), or null for a store "outside a git repository". */
   repoDir: string | null;
+  /**
+   * The test's clock: the store must use it for the cost ledger's day and month buckets and
+   * `lastUpdated` (the real time unless a test sets a fake one).
+   */
+  now: () => Date;
 }
 
 export type MaybePromise<T> = T | Promise<T>;
@@ -42,6 +48,26 @@ export interface StoreContractOptions<S extends Store> {
   writeRawGlobalFile?: (ctx: StoreContractContext, name: string, text: string, store: S) => MaybePromise<void>;
   /** The raw text of a file below the global directory (null when absent), to check exact bytes. */
   readRawGlobalFile?: (ctx: StoreContractContext, name: string, store: S) => MaybePromise<string | null>;
+  /**
+   * Runs one OS process per element of `entries`, all at once, on the context's global directory;
+   * process `p` calls `costs.record(e)` for each `e` of `entries[p]`, in order, with the real clock.
+   * Without this hook the multi-process cost test is skipped.
+   */
+  concurrentCostProcesses?: (ctx: StoreContractContext, entries: CostEntry[][]) => Promise<void>;
+  /** Plan of the multi-process cost test (default 8 processes × 25 records). */
+  concurrentCostPlan?: { processes: number; perProcess: number };
+  /**
+   * Runs `plan.processes` OS processes at once on the context's global directory; process `p` calls
+   * `exclusive(plan.name, fn, { waitMs: 60_000 })` `plan.perProcess` times, where for iteration `i`
+   * fn appends the line `enter <p> <i>` to `plan.traceFile`, waits a few milliseconds, then appends
+   * `exit <p> <i>`. Without this hook the multi-process lock test is skipped.
+   */
+  concurrentExclusiveProcesses?: (
+    ctx: StoreContractContext,
+    plan: { processes: number; perProcess: number; name: string; traceFile: string },
+  ) => Promise<void>;
+  /** Plan of the multi-process lock test (default 4 processes × 8 holds). */
+  concurrentExclusivePlan?: { processes: number; perProcess: number };
   /** Plan of the multi-process test (default 4 processes × 10 mutations). */
   concurrentPlan?: { processes: number; perProcess: number };
   /** Per-test timeout for the slow tests (default 60 000 ms). */
@@ -87,11 +113,14 @@ export function runStoreContract<S extends Store>(
     let root = "";
     let ctx: StoreContractContext;
     let outside: StoreContractContext;
+    let fakeNow: Date | null = null;
+    const now = (): Date => (fakeNow === null ? new Date() : new Date(fakeNow.getTime()));
 
     beforeEach(async () => {
+      fakeNow = null;
       root = await mkdtemp(join(tmpdir(), "cm-store-contract-"));
-      ctx = { globalDir: join(root, "home", ".cass-memory"), repoDir: join(root, "repo", ".cass") };
-      outside = { globalDir: ctx.globalDir, repoDir: null };
+      ctx = { globalDir: join(root, "home", ".cass-memory"), repoDir: join(root, "repo", ".cass"), now };
+      outside = { globalDir: ctx.globalDir, repoDir: null, now };
     });
     afterEach(async () => {
       await rm(root, { recursive: true, force: true });
@@ -877,6 +906,16 @@ export function runStoreContract<S extends Store>(
           expect(raw.startsWith(original)).toBe(true);
         }
       });
+    });
+
+    registerLearningContract({
+      makeStore,
+      options,
+      context: () => ctx,
+      setNow: (date) => {
+        fakeNow = date;
+      },
+      slow,
     });
 
     describe.skipIf(!options.corrupt)("corrupt storage", () => {

@@ -21,6 +21,7 @@ runStoreContract<MemoryStore>(
       ...(ctx.repoDir !== null ? { repoDir: ctx.repoDir } : {}),
       repo: ctx.repoDir !== null,
       backing: backingFor(ctx.globalDir),
+      now: () => ctx.now().toISOString(),
     }),
   {
     corrupt: (_ctx, layer, store) => store.corrupt(layer, "bullets: [unclosed"),

@@ -8,17 +8,18 @@ import {
   addCost,
   decodeCostTotals,
   formatZodIssues,
+  isAppError,
   monthlyCostFile,
 } from "@cass-memory/core";
 import type { CostLedger, DiaryEntry, Logger } from "@cass-memory/core";
 import { atomicWriteFile } from "./atomic-write.js";
 import { appendJsonl, listDir } from "./jsonl.js";
-import { withLock, type LockOptions } from "./lock.js";
+import { acquireLock, withLock, type LockHandle, type LockOptions } from "./lock.js";
 
 /**
  * The working-memory and spending files of the global directory: diary entries
  * (`<diaryDir>/<id>.json`, reference §4.4), the cost ledger (`cost/`, §4.9) and named locks
- * (`reflections/<name>.lock`, one reflection per processed log at a time).
+ * (`reflections/<name>.lock.d`; reflect uses `<log>.processed.log.orchestrator`, the name the original locks, so the two never reflect at once).
  */
 
 const DIARY_ID = /^[A-Za-z0-9._-]+$/;
@@ -87,7 +88,7 @@ export function createLearningFiles(options: LearningFilesOptions) {
       }
     }
     found.sort((a, b) => b.mtimeMs - a.mtimeMs || b.entry.timestamp.localeCompare(a.entry.timestamp));
-    const limited = listOptions.limit !== undefined ? found.slice(0, listOptions.limit) : found;
+    const limited = listOptions.limit !== undefined ? found.slice(0, Math.max(0, listOptions.limit)) : found;
     return limited.map((item) => item.entry);
   }
 
@@ -114,11 +115,30 @@ export function createLearningFiles(options: LearningFilesOptions) {
 
   async function exclusive<T>(name: string, fn: () => Promise<T>, exclusiveOptions: { waitMs?: number } = {}): Promise<T> {
     if (!DIARY_ID.test(name)) throw new AppError("INTERNAL_ERROR", `Invalid lock name: ${name}`);
-    const path = join(globalDir, "reflections", `${name}.lock`);
-    return withLock(path, fn, {
-      ...lockOptions,
-      ...(exclusiveOptions.waitMs !== undefined ? { timeoutMs: exclusiveOptions.waitMs } : {}),
-    });
+    const path = join(globalDir, "reflections", name);
+    let handle: LockHandle;
+    try {
+      handle = await acquireLock(path, {
+        ...lockOptions,
+        ...(exclusiveOptions.waitMs !== undefined ? { timeoutMs: Math.max(0, exclusiveOptions.waitMs) } : {}),
+      });
+    } catch (error) {
+      // Only a failure to take the lock is reworded; errors of `fn` (below) pass through untouched.
+      if (isAppError(error) && error.code === "LOCK_ACQUISITION_FAILED") {
+        throw new AppError("LOCK_ACQUISITION_FAILED", `Another cm process holds the "${name}" lock: ${error.message}`, {
+          ...(error.hint !== undefined ? { hint: error.hint } : {}),
+          details: { ...error.details, lock: name },
+          retryable: true,
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    try {
+      return await fn();
+    } finally {
+      await handle.release();
+    }
   }
 
   return { writeDiary, readDiary, listDiaries, costs, exclusive };

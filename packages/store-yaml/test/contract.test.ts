@@ -9,6 +9,7 @@ import { createYamlStore } from "../src/index.js";
 import { testLogger } from "./helpers.js";
 
 const WORKER = fileURLToPath(new URL("./fixtures/mutate-worker.mjs", import.meta.url));
+const LEARNING_WORKER = fileURLToPath(new URL("./fixtures/learning-worker.mjs", import.meta.url));
 
 function playbookFile(ctx: StoreContractContext, layer: Layer): string {
   const dir = layer === "global" ? ctx.globalDir : ctx.repoDir;
@@ -27,8 +28,12 @@ const LOG_FILE = {
 } as const;
 
 function runWorker(globalDir: string, index: number, perProcess: number): Promise<void> {
+  return runScript(WORKER, [globalDir, String(index), String(perProcess)], String(index));
+}
+
+function runScript(script: string, args: string[], index: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER, globalDir, String(index), String(perProcess)], { stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
@@ -40,7 +45,7 @@ function runWorker(globalDir: string, index: number, perProcess: number): Promis
 
 runStoreContract(
   "yaml store",
-  (ctx) => createYamlStore({ globalDir: ctx.globalDir, repoDir: ctx.repoDir, logger: testLogger(), lock: { timeoutMs: 30_000 } }),
+  (ctx) => createYamlStore({ globalDir: ctx.globalDir, repoDir: ctx.repoDir, logger: testLogger(), lock: { timeoutMs: 30_000 }, now: ctx.now }),
   {
     corrupt: async (ctx, layer) => {
       await writeFile(playbookFile(ctx, layer), "schema_version: 2\nbullets:\n  - id: b-1\n    content: [unclosed\n");
@@ -60,6 +65,17 @@ runStoreContract(
       await Promise.all(Array.from({ length: plan.processes }, (_, p) => runWorker(ctx.globalDir, p, plan.perProcess)));
     },
     concurrentPlan: { processes: 8, perProcess: 20 },
+    concurrentCostProcesses: async (ctx, entries) => {
+      await Promise.all(entries.map((list, p) => runScript(LEARNING_WORKER, ["costs", ctx.globalDir, JSON.stringify(list)], `costs ${p}`)));
+    },
+    concurrentCostPlan: { processes: 8, perProcess: 25 },
+    concurrentExclusiveProcesses: async (ctx, plan) => {
+      await Promise.all(
+        Array.from({ length: plan.processes }, (_, p) =>
+          runScript(LEARNING_WORKER, ["exclusive", ctx.globalDir, JSON.stringify({ ...plan, index: p })], `exclusive ${p}`),
+        ),
+      );
+    },
     slowTimeoutMs: 120_000,
   },
 );
