@@ -186,6 +186,17 @@ export type { HistoryResult } from "./operations/history.js";
 export { DEFAULT_RECALL_LIMIT, recallOperation } from "./operations/recall.js";
 export type { RecallResult } from "./operations/recall.js";
 export { undoOperation } from "./operations/undo.js";
+export { undoRunOperation } from "./operations/undo-run.js";
+export { DEFAULT_MAX_SESSIONS, MAX_DELTAS_PER_SESSION, deltaKey, reflectOperation } from "./operations/reflect.js";
+export type { CurationSummary, ReflectInput, ReflectResult } from "./operations/reflect.js";
+export { diaryOperation } from "./operations/diary.js";
+export type { DiaryResult } from "./operations/diary.js";
+export { AUDIT_CONCURRENCY, DEFAULT_AUDIT_SESSIONS, auditOperation } from "./operations/audit.js";
+export type { AuditResult } from "./operations/audit.js";
+export { resolveLearning } from "./learning/fallback.js";
+export type { DeterministicComponents, FallbackRecord, ResolvedLearning } from "./learning/fallback.js";
+export { MAX_TRANSCRIPT_CHARS, MIN_TRANSCRIPT_CHARS, diaryEntryFromDraft, diaryIdFor, loadTranscript, truncateMiddle, writeDiaryEntry } from "./learning/session.js";
+export type { UndoRunResult } from "./operations/undo-run.js";
 export type { UndoResult } from "./operations/undo.js";
 export { initOperation } from "./operations/init.js";
 export type { GlobalInitResult, RepoInitResult } from "./operations/init.js";
@@ -377,6 +388,100 @@ export type { CategoryAnalysis, CategoryStatus, PlaybookGapAnalysis, RuleCategor
 export { loadMergedPlaybook, locateBullet, mutatePlaybookJournaled } from "./operations/shared.js";
 export type { MutationMeta } from "./operations/shared.js";
 export { STALE_PENALTY } from "./operations/context.js";
+export {
+  NO_EVIDENCE_CONFIDENCE,
+  REFINE_CONFIDENCE_FACTOR,
+  STRONG_FAILURE_CONFIDENCE,
+  STRONG_SUCCESS_CONFIDENCE,
+  VALIDATE_VERDICTS,
+  ValidateInputSchema,
+  ValidateResultSchema,
+  validateOperation,
+} from "./operations/validate.js";
+export type { ValidateInput, ValidateResult } from "./operations/validate.js";
+// Deterministic (no-LLM) learning components and the evidence gate
+export {
+  CAUTION_MAX_CONFIDENCE,
+  CAUTION_MIN_CONFIDENCE,
+  EVIDENCE_SEARCH_LIMIT,
+  FAILURE_PATTERNS,
+  GATE_AMBIGUOUS_REASON,
+  GATE_NO_EVIDENCE_REASON,
+  GATE_NO_KEYWORDS_REASON,
+  LESSON_DUPLICATE_SIMILARITY,
+  MAX_LESSON_LINE_CHARS,
+  MAX_LESSONS_PER_SESSION,
+  MIN_LESSON_CHARS,
+  MIN_VALIDATED_CONTENT_CHARS,
+  REJECT_MAX_CONFIDENCE,
+  REJECT_MIN_CONFIDENCE,
+  STRONG_FAILURE_SESSIONS,
+  STRONG_SUCCESS_SESSIONS,
+  SUCCESS_PATTERNS,
+  classifySnippetOutcome,
+  createDeterministicDiaryWriter,
+  createDeterministicReflector,
+  createDeterministicValidator,
+  draftDiary,
+  findLessons,
+  guessCategory,
+  judgeByCounts,
+  parseTranscript,
+  reflectDeterministically,
+  runEvidenceGate,
+  validateDelta,
+} from "./learning/index.js";
+export type { DeltaValidation, EvidenceGateDeps, EvidenceGateOptions, Lesson, TranscriptLine, TranscriptMessage, TranscriptRole } from "./learning/index.js";
+export {
+  applyOutcomeFeedback,
+  backfillRulesFromContextLog,
+  DEFAULT_OUTCOME_APPLY_LIMIT,
+  MANUAL_OUTCOME_SESSION,
+  noOutcomesReason,
+  OUTCOME_NO_SIGNAL_REASON,
+  outcomeApplyOperation,
+  OutcomeApplyResultSchema,
+  outcomeLogLayer,
+  outcomeLogPath,
+  outcomeOperation,
+  OutcomeResultSchema,
+  parseRuleList,
+  readOutcomeLog,
+  recordOutcomes,
+} from "./operations/outcome.js";
+export type {
+  OutcomeApplyInput,
+  OutcomeApplyResult,
+  OutcomeCommandInput,
+  OutcomeFeedbackOptions,
+  OutcomeFeedbackPerRecord,
+  OutcomeFeedbackResult,
+  OutcomeResult,
+  RecordOutcomesResult,
+} from "./operations/outcome.js";
+export { budgetBlocks, budgetLimitState, usageOperation, UsageResultSchema } from "./operations/usage.js";
+export type { UsageResult } from "./operations/usage.js";
+export {
+  applyImplicitFeedback,
+  AUTO_GRADED_HARM_RULE_LIMIT,
+  classifySessionOutcome,
+  countTranscriptErrors,
+  detectSentiment,
+  extractRuleIdsFromTranscript,
+  FAST_OUTCOME_SECONDS,
+  HARM_MARGIN,
+  hasFeedbackEvent,
+  implicitFeedbackEvent,
+  MAX_IMPLICIT_WEIGHT,
+  MIN_IMPLICIT_WEIGHT,
+  scoreImplicitFeedback,
+  SENTIMENTS,
+  sentimentTail,
+  SLOW_OUTCOME_SECONDS,
+  TRANSCRIPT_RULE_ID_PATTERN,
+  transcriptHasRetries,
+} from "./learning/outcomes.js";
+export type { ImplicitFeedback, ImplicitFeedbackEvent, OutcomeInput, OutcomeStatus, Sentiment, SessionOutcomeInput } from "./learning/outcomes.js";
 
 // Domain algorithms (pure)
 export { sha256Bytes, sha256Hex } from "./domain/sha256.js";

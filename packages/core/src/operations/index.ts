@@ -20,6 +20,9 @@ import { projectOperation } from "./project.js";
 import { quickstartOperation } from "./quickstart.js";
 import { playbookBootstrapOperation, startersOperation } from "./starters.js";
 import { doctorOperation } from "./doctor.js";
+import { outcomeApplyOperation, outcomeOperation } from "./outcome.js";
+import { usageOperation } from "./usage.js";
+import { validateOperation } from "./validate.js";
 import {
   privacyAllowOperation,
   privacyDenyOperation,
@@ -39,6 +42,11 @@ import {
   onboardStatusOperation,
 } from "./onboard.js";
 
+import { undoRunOperation } from "./undo-run.js";
+import { reflectOperation } from "./reflect.js";
+import { diaryOperation } from "./diary.js";
+import { auditOperation } from "./audit.js";
+
 /** Every operation, for front ends that register them mechanically (the MCP server). */
 export const operations = [
   initOperation,
@@ -54,6 +62,10 @@ export const operations = [
   recallOperation,
   forgetOperation,
   undoOperation,
+  undoRunOperation,
+  reflectOperation,
+  diaryOperation,
+  auditOperation,
   historyOperation,
   statsOperation,
   topOperation,
@@ -79,4 +91,8 @@ export const operations = [
   onboardGuidedOperation,
   onboardMarkDoneOperation,
   onboardResetOperation,
+  outcomeOperation,
+  outcomeApplyOperation,
+  usageOperation,
+  validateOperation,
 ] as const;

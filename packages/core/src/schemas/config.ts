@@ -103,6 +103,12 @@ export const ConfigSchema = z.looseObject({
   baseUrl: z.string().optional(),
   ollamaBaseUrl: z.string().default("http://localhost:11434"),
   disableStructuredOutputs: z.boolean().default(false),
+  /**
+   * What reflect/diary/validate do when an LLM call fails (budget exhausted, server down, replies
+   * malformed after retries): `deterministic` (default) answers with the offline components and
+   * reports it; `none` fails the session instead. Beyond the original.
+   */
+  llmFallback: z.enum(["deterministic", "none"]).optional(),
   sanitization: z
     .looseObject({
       enabled: z.boolean().default(true),

@@ -135,6 +135,21 @@ function corruptError(path: string, problem: string, cause?: unknown): AppError 
   });
 }
 
+/** How long `exclusive` waits for a holder when no `waitMs` is given (the file store's lock timeout). */
+const DEFAULT_EXCLUSIVE_WAIT_MS = 10_000;
+
+const diaryOrders = new WeakMap<Map<string, string>, Map<string, number>>();
+let diarySeq = 0;
+
+function diaryOrderOf(files: Map<string, string>): Map<string, number> {
+  let order = diaryOrders.get(files);
+  if (order === undefined) {
+    order = new Map();
+    diaryOrders.set(files, order);
+  }
+  return order;
+}
+
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const backing = options.backing ?? createMemoryStoreBacking();
   const { files, queues } = backing;
@@ -414,10 +429,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return null;
     }
   };
-  /** Insertion order of diary files stands in for their mtimes. */
-  const diaryOrder = new Map<string, number>();
-  let diarySeq = 0;
-  const heldLocks = new Set<string>();
+  /** Insertion order of diary files stands in for their mtimes (shared by the stores of one backing). */
+  const diaryOrder = diaryOrderOf(files);
 
   const store: MemoryStore = {
     locations,
@@ -451,7 +464,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         entries.push({ entry, order: diaryOrder.get(path) ?? 0 });
       }
       entries.sort((a, b) => b.order - a.order || b.entry.timestamp.localeCompare(a.entry.timestamp));
-      const limited = listOptions.limit !== undefined ? entries.slice(0, listOptions.limit) : entries;
+      const limited = listOptions.limit !== undefined ? entries.slice(0, Math.max(0, listOptions.limit)) : entries;
       return limited.map((e) => e.entry);
     },
 
@@ -472,22 +485,34 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
 
     async exclusive(name, fn, lockOptions = {}) {
-      // In one process the queue would simply wait; a held lock that is still held after waitMs fails like a file lock.
+      if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new AppError("INTERNAL_ERROR", `Invalid lock name: ${name}`);
+      // Like the file lock: wait up to waitMs for the holder (any store of this backing), then fail.
       const key = `lock:${name}`;
-      if (heldLocks.has(key) && lockOptions.waitMs === 0) {
-        throw new AppError("LOCK_ACQUISITION_FAILED", `Another process holds the ${name} lock`, {
-          hint: "Wait for the other run to finish, then retry.",
-          details: { lock: name },
-        });
-      }
-      return enqueue(key, async () => {
-        heldLocks.add(key);
-        try {
-          return await fn();
-        } finally {
-          heldLocks.delete(key);
+      const waitMs = Math.max(0, lockOptions.waitMs ?? DEFAULT_EXCLUSIVE_WAIT_MS);
+      const started = Date.now();
+      for (let held = queues.get(key); held !== undefined; held = queues.get(key)) {
+        const remaining = started + waitMs - Date.now();
+        if (remaining <= 0) {
+          throw new AppError("LOCK_ACQUISITION_FAILED", `Another cm process holds the "${name}" lock`, {
+            hint: "Wait for the other run to finish, then retry.",
+            details: { lock: name, elapsedMs: Date.now() - started },
+            retryable: true,
+          });
         }
-      });
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([held, new Promise<void>((resolve) => (timer = setTimeout(resolve, remaining)))]);
+        clearTimeout(timer);
+      }
+      // Nothing ran between the check above and here (no await), so the lock is ours.
+      let release!: () => void;
+      const holding = new Promise<void>((resolve) => (release = resolve));
+      queues.set(key, holding);
+      try {
+        return await fn();
+      } finally {
+        queues.delete(key);
+        release();
+      }
     },
 
     async readPlaybook(layer) {
