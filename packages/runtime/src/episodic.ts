@@ -62,12 +62,35 @@ export function createEpisodicSource(w: EpisodicWiring): EpisodicSource {
     });
   switch (w.config.episodic) {
     case "none":
-      return createNullEpisodicSource(null, "none");
+      return withSessionFiles(createNullEpisodicSource(null, "none"), native);
     case "cass":
-      return cass();
+      return withSessionFiles(cass(), native);
     case "native":
       return native();
     default:
       return createAutoSource({ cass: locateExecutable(w.config.cassPath, w.env, home) !== null ? cass() : null, native: native() });
   }
+}
+
+/**
+ * A session file named by path (`cm reflect --session`, `cm diary <file>`) is read even when the
+ * history source cannot export it: `none` searches nothing but still reads files, and cass falls
+ * back to our readers for files it does not know (as the original read them directly, reference
+ * §6.4). The native source is only created when that happens.
+ */
+function withSessionFiles(source: EpisodicSource, native: () => EpisodicSource): EpisodicSource {
+  let files: EpisodicSource | null = null;
+  const reader = (): EpisodicSource => (files ??= native());
+  return {
+    name: source.name,
+    health: () => source.health(),
+    search: (query, options) => source.search(query, options),
+    listSessions: (options) => source.listSessions(options),
+    async export(path, format) {
+      return (await source.export(path, format)) ?? reader().export(path, format);
+    },
+    async expand(path, line, context) {
+      return (await source.expand(path, line, context)) ?? reader().expand(path, line, context);
+    },
+  };
 }

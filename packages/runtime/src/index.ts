@@ -11,6 +11,8 @@ export {
 export type { LoadConfigOptions, LoadedConfig } from "./config.js";
 export { expandHome, findGitRoot, homeDir, resolveGlobalDir } from "./paths.js";
 export { createIdGenerator, createStderrLogger, systemClock } from "./node-ports.js";
+export { createLearning, parseReflectorStubs } from "./learning.js";
+export type { LearningWiring, LlmModule } from "./learning.js";
 export { createEpisodicSource, defaultCassCandidates, locateExecutable } from "./episodic.js";
 export type { EpisodicWiring } from "./episodic.js";
 export type { StderrLoggerOptions } from "./node-ports.js";

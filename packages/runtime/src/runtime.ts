@@ -1,6 +1,7 @@
 import { join } from "node:path";
-import { type Config, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
+import { type Config, type LearningComponents, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
 import { createEpisodicSource } from "./episodic.js";
+import { createLearning, type LearningWiring } from "./learning.js";
 import { createYamlStore } from "@cass-memory/store-yaml";
 import { loadConfig } from "./config.js";
 import { createIdGenerator, createNodeWorkspaceFiles, createStderrLogger, systemClock } from "./node-ports.js";
@@ -24,6 +25,8 @@ export interface RuntimeOptions {
   parseCache?: boolean;
   /** The program's version, reported by `cm doctor`. */
   version?: string;
+  /** Loads the LLM layer for `learning()` (default: a dynamic import of `@cass-memory/llm`). */
+  loadLlm?: LearningWiring["loadLlm"];
 }
 
 export interface RuntimePaths {
@@ -42,6 +45,11 @@ export interface Runtime {
   warnings: string[];
   /** Configuration problems for which defaults were used (see RuntimeOptions.tolerateInvalidConfig). */
   configProblems: string[];
+  /**
+   * The learning components (LLM-backed or deterministic), built on first use: only reflect,
+   * diary, validate and audit pay for loading the LLM layer.
+   */
+  learning(): Promise<LearningComponents>;
 }
 
 /** Environment variables whose presence makes an LLM provider usable (names only are reported). */
@@ -107,8 +115,20 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     runtimeReport,
   };
   logger.debug(`globalDir=${globalDir} repoRoot=${repoRoot ?? "(none)"} playbook=${config.playbookPath}`);
+  let learning: Promise<LearningComponents> | null = null;
   return {
     deps,
+    learning() {
+      learning ??= createLearning({
+        config,
+        env,
+        ledger: store.costs,
+        clock: systemClock,
+        logger,
+        ...(options.loadLlm !== undefined ? { loadLlm: options.loadLlm } : {}),
+      });
+      return learning;
+    },
     paths: { globalDir, globalPlaybook: config.playbookPath, configPath: join(globalDir, "config.json"), repoRoot, repoDir },
     config,
     warnings,
