@@ -1,4 +1,5 @@
-import { basename } from "node:path";
+import { existsSync } from "node:fs";
+import { basename, join } from "node:path";
 import type { Operation } from "@cass-memory/core";
 import { runOperation } from "@cass-memory/core";
 import type { Runtime } from "@cass-memory/runtime";
@@ -40,6 +41,16 @@ export function resolveCliName(argv: readonly string[], env: NodeJS.ProcessEnv =
   return "cm";
 }
 
+/**
+ * Loads the separately bundled LLM layer (`dist/cm-llm.cjs`, next to this bundle). From sources
+ * (tests importing the CLI modules) it falls back to the package itself.
+ */
+export async function loadLlm(): Promise<typeof import("@cass-memory/llm")> {
+  const bundled = join(__dirname, "cm-llm.cjs");
+  if (existsSync(bundled)) return require(bundled) as typeof import("@cass-memory/llm");
+  return import("@cass-memory/llm");
+}
+
 /** True when argv asks for JSON anywhere (used before a command has declared its mode). */
 export function argvWantsJson(argv: readonly string[]): boolean {
   for (let i = 0; i < argv.length; i++) {
@@ -67,7 +78,7 @@ export function createCliContext(argv: readonly string[], options: { verbose: bo
     runtime() {
       runtimePromise ??= import("@cass-memory/runtime").then((mod) => {
         ctx.loadedRuntimeModule = mod;
-        return mod.createRuntime({ cliName, verbose: options.verbose });
+        return mod.createRuntime({ cliName, verbose: options.verbose, loadLlm });
       });
       return runtimePromise;
     },
@@ -80,6 +91,16 @@ export function createCliContext(argv: readonly string[], options: { verbose: bo
 export async function run<Op extends AnyOperation>(ctx: CliContext, op: Op, input: OpInput<Op>): Promise<OpOutput<Op>> {
   const rt = await ctx.runtime();
   return (await runOperation(op, rt.deps, input as never)) as OpOutput<Op>;
+}
+
+/**
+ * Runs an operation that learns from sessions (reflect, diary, validate, audit): the runtime's
+ * learning components — LLM-backed or deterministic — are loaded first, only for these commands.
+ */
+export async function runLearning<Op extends AnyOperation>(ctx: CliContext, op: Op, input: OpInput<Op>): Promise<OpOutput<Op>> {
+  const rt = await ctx.runtime();
+  const learning = await rt.learning();
+  return (await runOperation(op, { ...rt.deps, learning }, input as never)) as OpOutput<Op>;
 }
 
 /** Prints a result: the success envelope in JSON mode, else the human rendering (if any). */

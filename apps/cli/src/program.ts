@@ -4,6 +4,9 @@ import { registerContext } from "./commands/context.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerPrivacy } from "./commands/privacy.js";
 import { registerOnboard } from "./commands/onboard.js";
+import { registerOutcome } from "./commands/outcome.js";
+import { registerUsage } from "./commands/usage.js";
+import { registerValidate } from "./commands/validate.js";
 import { registerInit } from "./commands/init.js";
 import { registerInsight } from "./commands/insight.js";
 import { registerMark } from "./commands/mark.js";
@@ -11,6 +14,7 @@ import { registerMemory } from "./commands/memory.js";
 import { registerPlaybook } from "./commands/playbook.js";
 import { registerProject } from "./commands/project.js";
 import { registerQuickstart } from "./commands/quickstart.js";
+import { registerReflect } from "./commands/reflect.js";
 import { registerStarters } from "./commands/starters.js";
 import { VERSION } from "./version.js";
 
@@ -76,7 +80,8 @@ export function buildProgram(ctx: CliContext): Command {
       "  --examples       example workflows (with --json: an envelope)",
       "",
       "Command groups:",
-      "  Agent:     context (ctx), mark, remember, recall",
+      "  Agent:     context (ctx), mark, remember, recall, outcome, outcome-apply",
+      "  Learn:     reflect (ref, improve), diary, validate, audit, usage, undo --run",
       "  Lifecycle: forget, undo, history",
       "  Playbook:  playbook list|get|add|remove|export|import, ls, add, rm",
       "  Insight:   stats, top, stale, why, similar",
@@ -93,11 +98,15 @@ export function buildProgram(ctx: CliContext): Command {
   registerPlaybook(program, ctx);
   registerProject(program, ctx);
   registerQuickstart(program, ctx);
+  registerReflect(program, ctx);
   registerStarters(program, ctx);
   registerMemory(program, ctx);
   registerInsight(program, ctx);
   registerDoctor(program, ctx);
   registerPrivacy(program, ctx);
   registerOnboard(program, ctx);
+  registerOutcome(program, ctx);
+  registerUsage(program, ctx);
+  registerValidate(program, ctx);
   return program;
 }

@@ -1,13 +1,16 @@
 import type { Command } from "commander";
 import {
+  AppError,
   forgetOperation,
   historyOperation,
   recallOperation,
   rememberOperation,
   undoOperation,
+  undoRunOperation,
   type HistoryResult,
   type RecallResult,
   type UndoResult,
+  type UndoRunResult,
 } from "@cass-memory/core";
 import { emit, run, type CliContext } from "../cli-context.js";
 import { bold, cyan, dim, fixed, green, icon, layoutWidth, wrap, yellow } from "../human.js";
@@ -108,6 +111,7 @@ function registerForget(program: Command, ctx: CliContext): void {
 // ---------------------------------------------------------------------------------------------- undo
 
 interface UndoFlags {
+  run?: string;
   feedback?: boolean;
   hard?: boolean;
   yes?: boolean;
@@ -120,7 +124,8 @@ function registerUndo(program: Command, ctx: CliContext): void {
   program
     .command("undo")
     .description("Restore a deprecated or forgotten rule, remove its last feedback, or delete it for good")
-    .argument("<bulletId>", "the rule's id")
+    .argument("[bulletId]", "the rule's id (omit with --run)")
+    .option("--run <runId>", "revert every change one reflection run made (the run id printed by reflect)")
     .option("--feedback", "remove the rule's last feedback event instead")
     .option("--hard", "delete the rule permanently (needs --yes, or typing DELETE on a terminal)")
     .option("--yes", "confirm --hard")
@@ -128,10 +133,26 @@ function registerUndo(program: Command, ctx: CliContext): void {
     .option("-j, --json", "output a JSON envelope")
     .addHelpText(
       "after",
-      `\nExamples:\n  ${cli} undo b-abc123\n  ${cli} undo b-abc123 --feedback --json\n  ${cli} undo b-abc123 --hard --yes\n`,
+      `\nExamples:\n  ${cli} undo b-abc123\n  ${cli} undo b-abc123 --feedback --json\n  ${cli} undo b-abc123 --hard --yes\n  ${cli} undo --run run-m3k2x9-4f2a1c --dry-run\n`,
     )
-    .action(async (bulletId: string, flags: UndoFlags) => {
+    .action(async (bulletId: string | undefined, flags: UndoFlags) => {
       ctx.begin(undoOperation.command, Boolean(flags.json));
+      if (flags.run !== undefined) {
+        if (bulletId !== undefined || flags.feedback || flags.hard) {
+          throw new AppError("INVALID_INPUT", "--run reverts a whole reflection run; it takes no bullet id, --feedback or --hard.", {
+            hint: `${cli} undo --run <runId>`,
+          });
+        }
+        const reverted = await run(ctx, undoRunOperation, { runId: flags.run, ...(flags.dryRun ? { dryRun: true } : {}) });
+        emit(ctx, reverted, () => renderUndoRun(reverted));
+        return;
+      }
+      if (bulletId === undefined) {
+        throw new AppError("MISSING_REQUIRED", "A bullet id (or --run <runId>) is required.", {
+          hint: `${cli} undo b-abc123   or   ${cli} undo --run <runId>`,
+          details: { missing: "bulletId" },
+        });
+      }
       let yes = Boolean(flags.yes);
       if (flags.hard && !yes && !flags.dryRun && !flags.json && isInteractive()) {
         yes = (await ask(`Type DELETE to permanently delete ${bulletId}: `)) === "DELETE";
@@ -145,6 +166,16 @@ function registerUndo(program: Command, ctx: CliContext): void {
       });
       emit(ctx, result, () => renderUndo(result));
     });
+}
+
+function renderUndoRun(r: UndoRunResult): string[] {
+  const lines = [bold(r.dryRun ? "DRY RUN - No changes will be made" : "REVERT REFLECTION RUN"), `Run: ${r.runId}`];
+  if (r.removed.length > 0) lines.push(`  Removed rules: ${r.removed.join(", ")}`);
+  if (r.restored.length > 0) lines.push(`  Restored rules: ${r.restored.join(", ")}`);
+  if (r.feedbackRemoved > 0) lines.push(`  Feedback events removed: ${r.feedbackRemoved}`);
+  for (const c of r.conflicts) lines.push(dim(`  Kept ${c.bulletId}.${c.field}: ${c.reason}`));
+  lines.push(green(`${icon.success()} ${r.message}`));
+  return lines;
 }
 
 function renderUndo(r: UndoResult): string[] {

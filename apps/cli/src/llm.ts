@@ -1,0 +1,6 @@
+/**
+ * Entry of `dist/cm-llm.cjs`: the LLM layer (the AI SDK and providers) as a bundle of its own,
+ * loaded by `loadLlm` only when a command learns from sessions. Keeping it out of `cm-main.cjs`
+ * keeps the AI SDK off the start-up path of every other command.
+ */
+export { createLlmLearning } from "@cass-memory/llm";
