@@ -5,7 +5,8 @@
 // default 1,000 rules), and BENCH_SESSIONS (default 200) synthetic agent sessions of ~20 KB each
 // served by an in-memory history source. Two runs of `reflect` over all sessions:
 //  - llm: the LLM-backed components of @cass-memory/llm over the AI SDK's MockLanguageModelV3,
-//    which answers instantly with a scripted diary, 3 new rules + 1 helpful mark per session and an
+//    which answers instantly with a scripted diary, 3 new rules + 1 helpful mark per reflector pass
+//    (maxReflectorIterations = 3 passes per session, as the model keeps finding new rules) and an
 //    ACCEPT verdict; the time spent inside the mock is measured and subtracted;
 //  - deterministic: the offline components (CASS_MEMORY_LLM=none).
 // Every run does the full work: transcript sanitising, diary written to disk, prompts built and
