@@ -2,7 +2,7 @@
 //  - core depends on nothing of ours and its sources import no Node I/O (node:*, fs, path, …);
 //  - adapters (cass, llm, store-*) depend on core only, never on each other;
 //  - runtime may depend on core and adapters; only apps depend on runtime;
-//  - nothing depends on an app; internal dependencies use `workspace:^` (dev deps may use workspace:*).
+//  - nothing depends on an app, except the CLI on the MCP server app (`cm serve`, ADR 0006); internal dependencies use `workspace:^` (dev deps may use workspace:*).
 // Both package.json declarations and actual import statements in src/ are checked.
 import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -17,7 +17,9 @@ const pkgs = new Map();
 for (const dir of dirs) {
   const json = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   const folder = relative(root, dir);
-  const kind = folder.startsWith("apps/")
+  const kind = folder === "apps/mcp"
+    ? "server"
+    : folder.startsWith("apps/")
     ? "app"
     : folder === "packages/core"
       ? "core"
@@ -35,9 +37,18 @@ const allowed = {
   adapter: new Set(["core"]),
   contract: new Set(["core"]),
   runtime: new Set(["core", "adapter"]),
-  app: new Set(["core", "runtime", "adapter"]),
+  // The MCP server is an app (bin `cm-mcp`) that the CLI also starts (`cm serve`): ADR 0006.
+  server: new Set(["core", "runtime", "adapter"]),
+  app: new Set(["core", "runtime", "adapter", "server"]),
 };
-const allowedDev = { ...allowed, adapter: new Set(["core", "contract"]), core: new Set(), runtime: new Set(["core", "adapter", "contract"]), app: new Set(["core", "runtime", "adapter", "contract"]) };
+const allowedDev = {
+  ...allowed,
+  adapter: new Set(["core", "contract"]),
+  core: new Set(),
+  runtime: new Set(["core", "adapter", "contract"]),
+  server: new Set(["core", "runtime", "adapter", "contract"]),
+  app: new Set(["core", "runtime", "adapter", "server", "contract"]),
+};
 
 for (const pkg of pkgs.values()) {
   for (const [field, rules] of [["dependencies", allowed], ["peerDependencies", allowed], ["devDependencies", allowedDev]]) {

@@ -3,6 +3,7 @@ import { AppError } from "../src/errors.js";
 import { reflectOperation } from "../src/operations/reflect.js";
 import { undoRunOperation } from "../src/operations/undo-run.js";
 import { markOperation } from "../src/operations/mark.js";
+import { whyOperation } from "../src/operations/why.js";
 import { playbookAddOperation } from "../src/operations/playbook-add.js";
 import { runOperation } from "../src/operation.js";
 import type { Delta } from "../src/schemas/records.js";
@@ -89,6 +90,9 @@ describe("reflect without an LLM (deterministic components)", () => {
     expect(first.mode).toBe("deterministic");
     expect(first.sessionsProcessed).toBe(2);
     expect(first.runId).toMatch(/^run-/);
+    expect(first.deltasApplied).toBe((first.global?.applied ?? 0) + (first.repo?.applied ?? 0));
+    expect(first.deltasApplied).toBeGreaterThan(0);
+    expect(first.message).toBe(`Applied ${first.deltasApplied} changes from 2 sessions`);
     const playbook = (await store.readPlaybook("global"))!;
     const contents = playbook.bullets.map((b) => b.content);
     expect(contents.some((c) => /pg_isready/.test(c))).toBe(true);
@@ -101,6 +105,13 @@ describe("reflect without an LLM (deterministic components)", () => {
     // Diaries saved, sessions recorded as processed.
     expect((await store.listDiaries()).map((d) => d.sessionPath).sort()).toEqual([S1, S2].sort());
     expect((await store.readProcessedSessions("global")).map((r) => r.sessionPath).sort()).toEqual([S1, S2].sort());
+
+    // `why` on a learned rule shows the diary of the session it came from.
+    const learned = playbook.bullets.find((b) => /pg_isready/.test(b.content))!;
+    const why = await runOperation(whyOperation, deps, { bulletId: learned.id });
+    expect(why.sourceSessions).toEqual([{ path: S1, date: "2026-01-01", snippet: expect.stringContaining("") }]);
+    expect(why.sourceSessions[0]!.snippet).not.toBeNull();
+    expect(why.diaryEntries.length).toBe(2);
 
     const second = await runOperation(reflectOperation, deps, { days: 30 });
     expect(second.sessionsProcessed).toBe(0);

@@ -107,6 +107,10 @@ export const ReflectResultSchema = z.looseObject({
   model: z.looseObject({ provider: z.string(), model: z.string() }).optional(),
   sessionsProcessed: z.number(),
   deltasGenerated: z.number(),
+  /** Deltas the curator applied over both layers (the original MCP tool's field). */
+  deltasApplied: z.number(),
+  /** One-line summary, e.g. "Applied 4 changes from 2 sessions". */
+  message: z.string(),
   sessions: z.array(SessionReportSchema),
   validation: z.array(ValidationReportSchema),
   fallbacks: z.array(z.object({ component: z.string(), reason: z.string(), code: z.string().optional() })),
@@ -193,6 +197,8 @@ async function reflect(deps: OperationDeps, learning: ResolvedLearning, input: R
     ...(learning.model !== undefined ? { model: learning.model } : {}),
     sessionsProcessed: 0,
     deltasGenerated: 0,
+    deltasApplied: 0,
+    message: "No new sessions to reflect on",
     sessions: [],
     validation: [],
     fallbacks: learning.fallbacks,
@@ -241,6 +247,7 @@ async function reflect(deps: OperationDeps, learning: ResolvedLearning, input: R
 
   if (input.dryRun) {
     if (works.length > 0) result.deltas = deltas;
+    result.message = `Would apply ${deltas.length} changes from ${works.length} sessions`;
     return result;
   }
 
@@ -250,6 +257,8 @@ async function reflect(deps: OperationDeps, learning: ResolvedLearning, input: R
     await curateIntoLayers(deps, deltas, runId, works.length, result, touched);
   }
   if (pending.length > 0) await deps.store.appendProcessedSessions(input.log, pending);
+  result.deltasApplied = (result.global?.applied ?? 0) + (result.repo?.applied ?? 0);
+  result.message = result.deltasApplied > 0 ? `Applied ${result.deltasApplied} changes from ${works.length} sessions` : "No new insights found";
 
   if (outcomes.length > 0 || inlineCount > 0) {
     let applied = 0;

@@ -4,6 +4,7 @@ import { DAY_MS, getEffectiveScore } from "../domain/scoring.js";
 import { defineOperation } from "../operation.js";
 import type { Layer, OperationDeps } from "../ports.js";
 import { EvidenceSchema, VerificationSchema, type Bullet, type Playbook } from "../schemas/playbook.js";
+import type { DiaryEntry } from "../schemas/records.js";
 import { loadMergedPlaybook } from "./shared.js";
 import { round2 } from "./top.js";
 
@@ -47,7 +48,7 @@ export const WhyResultSchema = z.object({
   sourceSessions: z.array(z.object({ path: z.string(), date: z.string().nullable(), snippet: z.string().nullable() })),
   /** Double-quoted phrases of `reasoning` (the original's field). */
   evidence: z.array(z.string()),
-  /** Diaries written around the bullet's creation: always empty until core has a diary port. */
+  /** Up to 5 of the 50 newest diary entries written within 7 days of the bullet's creation. */
   diaryEntries: z.array(z.object({ date: z.string(), content: z.string() })),
   feedbackHistory: z.array(FeedbackItemSchema),
   currentStatus: z.object({
@@ -148,6 +149,15 @@ function validityOf(bullet: Bullet, nowMs: number): WhyResult["provenance"]["val
  * (evidence items, verification, validity window) and its audit-journal events. Looks in the merged
  * playbook, deprecated rules included.
  */
+/** Diaries within this distance of a bullet's creation are "related" (reference §1.5.9). */
+const DIARY_WINDOW_MS = 7 * DAY_MS;
+
+/** One line for a diary entry: its learnings, else its accomplishments. */
+function diarySummary(d: DiaryEntry): string {
+  const parts = d.keyLearnings.length > 0 ? d.keyLearnings : d.accomplishments;
+  return parts.slice(0, 3).join("; ");
+}
+
 export const whyOperation = defineOperation({
   name: "why",
   command: "why",
@@ -183,6 +193,12 @@ export const whyOperation = defineOperation({
       }));
 
     const quoted = bullet.reasoning?.match(/"[^"]+"/g) ?? [];
+    const diaries = await deps.store.listDiaries({ limit: 50 });
+    const diaryBySession = new Map<string, DiaryEntry>();
+    for (const d of diaries) if (!diaryBySession.has(d.sessionPath)) diaryBySession.set(d.sessionPath, d);
+    const nearCreation = Number.isFinite(created)
+      ? diaries.filter((d) => Math.abs(Date.parse(d.timestamp) - created) <= DIARY_WINDOW_MS).slice(0, 5)
+      : [];
 
     return {
       bullet: {
@@ -197,9 +213,14 @@ export const whyOperation = defineOperation({
       reasoning: bullet.reasoning ? bullet.reasoning : null,
       sourceSessions: bullet.sourceSessions
         .slice(0, verbose ? 10 : 5)
-        .map((path) => ({ path, date: null, snippet: null })),
+        .map((path) => {
+          const diary = diaryBySession.get(path);
+          return diary === undefined
+            ? { path, date: null, snippet: null }
+            : { path, date: diary.timestamp.slice(0, 10), snippet: diarySummary(diary) || null };
+        }),
       evidence: quoted.map((q) => q.replace(/"/g, "")),
-      diaryEntries: [],
+      diaryEntries: nearCreation.map((d) => ({ date: d.timestamp.slice(0, 10), content: diarySummary(d) })),
       feedbackHistory,
       currentStatus: {
         helpfulCount,
