@@ -3,4 +3,4 @@
  * loaded by `loadLlm` only when a command learns from sessions. Keeping it out of `cm-main.cjs`
  * keeps the AI SDK off the start-up path of every other command.
  */
-export { createLlmLearning } from "@cass-memory/llm";
+export { createLlmLearning, resolveLlmSettings } from "@cass-memory/llm";

@@ -28,6 +28,7 @@ export type {
   EvidenceItem,
   LearningComponents,
   LearningKind,
+  LlmStatus,
   ReflectionInput,
   Reflector,
   SessionTranscript,

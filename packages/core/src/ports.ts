@@ -503,4 +503,11 @@ export interface RuntimeReport {
   llmCredentials?: string[];
   /** True when LLM use is switched off (`CASS_MEMORY_LLM=none`). */
   llmDisabled?: boolean;
+  /** Whether the configured model can be used, as the learning commands will decide it. */
+  llmStatus?: () => Promise<LlmStatus>;
 }
+
+/** The outcome of resolving the configured model (never contacts it). */
+export type LlmStatus =
+  | { available: true; provider: string; model: string; local: boolean; baseUrl?: string }
+  | { available: false; reason: string; hint: string };

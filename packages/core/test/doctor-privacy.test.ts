@@ -235,6 +235,15 @@ describe("doctor", () => {
     const fromConfig = await doctor((await setup({ report: { llmCredentials: [] }, config: { ...defaultConfig(), apiKey: "x".repeat(30) } })).deps);
     expect(check(fromConfig, "LLM Configuration", "Provider")).toMatchObject({ status: "pass", message: "Provider: anthropic, model: claude-sonnet-5 (config.apiKey set)" });
     expect(JSON.stringify(fromConfig)).not.toContain("x".repeat(30));
+    // When the host resolves the model as reflect will, that answer wins over the key heuristics.
+    const local = await doctor(
+      (await setup({ report: { llmCredentials: [], llmStatus: async () => ({ available: true, provider: "openai", model: "qwen3", local: true, baseUrl: "http://127.0.0.1:8080/v1" }) } })).deps,
+      { selfTest: true },
+    );
+    expect(check(local, "LLM Configuration", "Provider")).toMatchObject({ status: "pass", message: expect.stringContaining("local server http://127.0.0.1:8080/v1") });
+    expect(local.selfTest?.find((c) => c.item === "LLM System")).toMatchObject({ status: "pass" });
+    const missing = await doctor((await setup({ report: { llmCredentials: [], llmStatus: async () => ({ available: false, reason: "no API key for openai", hint: "set OPENAI_API_KEY" }) } })).deps);
+    expect(check(missing, "LLM Configuration", "Provider")).toMatchObject({ status: "warn", message: expect.stringContaining("no API key for openai"), details: expect.objectContaining({ hint: "set OPENAI_API_KEY" }) });
   });
 
   it("flags sanitizer patterns that hit benign text, and a disabled sanitizer", async () => {

@@ -11,7 +11,7 @@ export {
 export type { LoadConfigOptions, LoadedConfig } from "./config.js";
 export { expandHome, findGitRoot, homeDir, resolveGlobalDir } from "./paths.js";
 export { createIdGenerator, createStderrLogger, systemClock } from "./node-ports.js";
-export { createLearning, parseReflectorStubs } from "./learning.js";
+export { createLearning, parseReflectorStubs, resolveLlmStatus } from "./learning.js";
 export type { LearningWiring, LlmModule } from "./learning.js";
 export { createEpisodicSource, defaultCassCandidates, locateExecutable } from "./episodic.js";
 export type { EpisodicWiring } from "./episodic.js";

@@ -10,6 +10,7 @@ import {
   type CostLedger,
   type Delta,
   type LearningComponents,
+  type LlmStatus,
   type Logger,
   type Reflector,
 } from "@cass-memory/core";
@@ -25,7 +26,7 @@ import { z } from "zod";
  */
 
 /** The part of `@cass-memory/llm` the runtime uses. */
-export type LlmModule = Pick<typeof import("@cass-memory/llm"), "createLlmLearning">;
+export type LlmModule = Pick<typeof import("@cass-memory/llm"), "createLlmLearning" | "resolveLlmSettings">;
 
 export interface LearningWiring {
   /**
@@ -74,6 +75,23 @@ export async function createLearning(wiring: LearningWiring): Promise<LearningCo
     model: { provider: created.provider, model: created.model },
     ...created.components,
     ...(fallbackAllowed ? { fallback: deterministic() } : {}),
+  };
+}
+
+/** Whether the configured model is usable, resolved as `createLearning` will (the model is not contacted). */
+export async function resolveLlmStatus(wiring: Pick<LearningWiring, "config" | "env" | "loadLlm">): Promise<LlmStatus> {
+  if (wiring.env.CASS_MEMORY_LLM?.trim().toLowerCase() === "none") {
+    return { available: false, reason: "LLM disabled by CASS_MEMORY_LLM=none", hint: "Unset CASS_MEMORY_LLM to use the configured model." };
+  }
+  const llm = await (wiring.loadLlm ?? (() => import("@cass-memory/llm")))();
+  const settings = llm.resolveLlmSettings(wiring.config, wiring.env);
+  if (!settings.available) return { available: false, reason: settings.reason, hint: settings.hint };
+  return {
+    available: true,
+    provider: settings.provider,
+    model: settings.model,
+    local: settings.local,
+    ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
   };
 }
 

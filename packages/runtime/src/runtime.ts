@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import { type Config, type LearningComponents, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
+import { type Config, type LearningComponents, type LlmStatus, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
 import { createEpisodicSource } from "./episodic.js";
-import { createLearning, type LearningWiring } from "./learning.js";
+import { createLearning, resolveLlmStatus, type LearningWiring } from "./learning.js";
 import { createYamlStore } from "@cass-memory/store-yaml";
 import { loadConfig } from "./config.js";
 import { createIdGenerator, createNodeWorkspaceFiles, createStderrLogger, systemClock } from "./node-ports.js";
@@ -96,12 +96,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     logger,
     ...(options.parseCache === false ? { parseCache: false as const } : {}),
   });
+  let llmStatus: Promise<LlmStatus> | null = null;
   const runtimeReport: RuntimeReport = {
     ...(options.version !== undefined ? { version: options.version } : {}),
     configProblems: [...problems],
     recheckConfig: async () => loadConfig({ globalDir, repoRoot, env, tolerateInvalid: true }).problems,
     llmCredentials: visibleLlmCredentials(env),
     llmDisabled: env.CASS_MEMORY_LLM?.trim().toLowerCase() === "none",
+    llmStatus: () => (llmStatus ??= resolveLlmStatus({ config, env, ...(options.loadLlm !== undefined ? { loadLlm: options.loadLlm } : {}) })),
   };
   const deps: OperationDeps = {
     store,

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { doctorOperation, runOperation, type DoctorCheck, type DoctorInput, type DoctorResult } from "@cass-memory/core";
 import type { Runtime } from "@cass-memory/runtime";
-import { emit, type CliContext } from "../cli-context.js";
+import { emit, loadLlm, type CliContext } from "../cli-context.js";
 import { bold, dim, green, icon, noEmoji, red, yellow } from "../human.js";
 import { ask, isInteractive, oneOf } from "../options.js";
 import { writeStderr } from "../output.js";
@@ -89,7 +89,7 @@ export function registerDoctor(program: Command, ctx: CliContext): void {
 async function doctorRuntime(ctx: CliContext): Promise<Runtime> {
   const mod = await import("@cass-memory/runtime");
   ctx.loadedRuntimeModule = mod;
-  return mod.createRuntime({ cliName: ctx.cliName, verbose: ctx.verbose, tolerateInvalidConfig: true, parseCache: false, version: VERSION });
+  return mod.createRuntime({ cliName: ctx.cliName, verbose: ctx.verbose, tolerateInvalidConfig: true, parseCache: false, version: VERSION, loadLlm });
 }
 
 function badge(status: DoctorCheck["status"]): string {

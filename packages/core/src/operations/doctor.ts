@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { compileSanitizer, SECRET_PATTERNS } from "../domain/sanitize.js";
 import { defineOperation } from "../operation.js";
-import type { EpisodicHealth, FixResult, FixableIssue, HealthCheck, HealthStatus, OperationDeps } from "../ports.js";
+import type { EpisodicHealth, FixResult, FixableIssue, HealthCheck, HealthStatus, LlmStatus, OperationDeps } from "../ports.js";
 import type { LlmProvider } from "../schemas/config.js";
 import { TraumaEntrySchema } from "../schemas/records.js";
 import { loadMergedPlaybook } from "./shared.js";
@@ -232,7 +232,7 @@ function providersWithCredentials(credentials: readonly string[]): LlmProvider[]
   return (Object.keys(LLM_CREDENTIAL_SOURCES) as LlmProvider[]).filter((p) => LLM_CREDENTIAL_SOURCES[p].some((name) => credentials.includes(name)));
 }
 
-function llmCheck(deps: OperationDeps): HealthCheck {
+function llmCheck(deps: OperationDeps, status: LlmStatus | undefined): HealthCheck {
   const category = DOCTOR_CATEGORIES.llm;
   const report = deps.runtimeReport ?? {};
   const provider = deps.config.provider;
@@ -241,6 +241,20 @@ function llmCheck(deps: OperationDeps): HealthCheck {
   const details = { provider, model, credentialsFound: credentials, environmentInspected: report.llmCredentials !== undefined };
   if (report.llmDisabled) {
     return { category, item: "Provider", status: "pass", message: "LLM disabled (CASS_MEMORY_LLM=none); deterministic mode", details };
+  }
+  // The host resolved the model exactly as reflect will: trust that over the key heuristics below.
+  if (status?.available === true) {
+    const where = status.local ? ` (local server${status.baseUrl ? ` ${status.baseUrl}` : ""}, no API key needed; not contacted)` : "";
+    return { category, item: "Provider", status: "pass", message: `Provider: ${status.provider}, model: ${status.model}${where}`, details };
+  }
+  if (status?.available === false) {
+    return {
+      category,
+      item: "Provider",
+      status: "warn",
+      message: `LLM not configured (optional): ${status.reason}; reflect and validate use the deterministic components`,
+      details: { ...details, hint: status.hint },
+    };
   }
   if (provider === "ollama") {
     return { category, item: "Provider", status: "pass", message: `Provider: ollama, model: ${model} (no API key needed; server ${deps.config.ollamaBaseUrl} not contacted)`, details };
@@ -359,14 +373,15 @@ async function collect(deps: OperationDeps, configProblems?: readonly string[]):
   checks.push(...storage.checks);
   const configProblem = configProblemCheck(configProblems ?? deps.runtimeReport?.configProblems ?? []);
   if (configProblem) checks.push(configProblem);
-  checks.push(llmCheck(deps), sanitizationCheck(deps), await traumaCheck(deps));
+  const llmStatus = await deps.runtimeReport?.llmStatus?.().catch(() => undefined);
+  checks.push(llmCheck(deps, llmStatus), sanitizationCheck(deps), await traumaCheck(deps));
   return { checks, issues: storage.issues };
 }
 
 // ------------------------------------------------------------------------------------------------
 // Self-test
 
-async function selfTests(deps: OperationDeps, configProblems: readonly string[]): Promise<HealthCheck[]> {
+async function selfTests(deps: OperationDeps, configProblems: readonly string[], llmStatus: LlmStatus | undefined): Promise<HealthCheck[]> {
   const category = DOCTOR_CATEGORIES.selfTest;
   const out: HealthCheck[] = [];
 
@@ -450,6 +465,10 @@ async function selfTests(deps: OperationDeps, configProblems: readonly string[])
   const credentials = visibleCredentials(deps);
   if (report.llmDisabled) {
     out.push({ category, item: "LLM System", status: "pass", message: "LLM disabled (CASS_MEMORY_LLM=none)" });
+  } else if (llmStatus?.available === true) {
+    out.push({ category, item: "LLM System", status: "pass", message: `Model ${llmStatus.provider}/${llmStatus.model} is configured${llmStatus.local ? " (local, no API key needed)" : ""}` });
+  } else if (llmStatus?.available === false) {
+    out.push({ category, item: "LLM System", status: "fail", message: `${llmStatus.reason} (${llmStatus.hint})` });
   } else if (deps.config.provider === "ollama" || credentials.length > 0) {
     out.push({
       category,
@@ -627,7 +646,7 @@ export const doctorOperation = defineOperation({
       ({ checks, issues } = await collect(deps, configProblems));
     }
     const overallStatus = overallStatusOf(checks);
-    const selfTest = input.selfTest ? await selfTests(deps, configProblems) : undefined;
+    const selfTest = input.selfTest ? await selfTests(deps, configProblems, await deps.runtimeReport?.llmStatus?.().catch(() => undefined)) : undefined;
     return {
       version: deps.runtimeReport?.version ?? "unknown",
       generatedAt: deps.clock.now().toISOString(),
