@@ -122,6 +122,33 @@ describe("cm reflect without an LLM (CASS_MEMORY_LLM=none)", () => {
     expect(improve.json().data.sessions[0]).toMatchObject({ status: "skipped", reason: "already processed" });
   });
 
+  it("two reflections started together never process a session twice", async () => {
+    layOutSessions(home);
+    seedPlaybook(home);
+    const args = ["reflect", "--days", "100000", "--max-sessions", "50", "--json"];
+    const [a, b] = await Promise.all([cmAsync(args, { home, env: env({ CASS_MEMORY_LLM: "none" }) }), cmAsync(args, { home, env: env({ CASS_MEMORY_LLM: "none" }) })]);
+    // The second one either waits for the first (and finds nothing left) or, when the first takes
+    // longer than the wait, gives up with LOCK_ACQUISITION_FAILED; it never reflects in parallel.
+    const results = [a, b].flatMap((r) => {
+      if (r.code !== 0) {
+        expect(r.json().error.code, r.stderr).toBe("LOCK_ACQUISITION_FAILED");
+        expect(r.json().error.message).toMatch(/Another reflection is already running/);
+        return [];
+      }
+      return [r.json().data];
+    });
+    expect(results.length).toBeGreaterThanOrEqual(1);
+    const processed = results.flatMap((d) => d.sessions.filter((s: any) => s.status === "processed").map((s: any) => s.path));
+    expect(new Set(processed).size).toBe(processed.length);
+    const log = readFileSync(join(home, ".cass-memory", "reflections", "global.processed.log"), "utf8").trim().split("\n").slice(1);
+    const paths = log.map((l) => JSON.parse(l).sessionPath);
+    expect(new Set(paths).size).toBe(paths.length);
+    expect(paths.length).toBe(processed.length);
+    // The learned rules exist once each.
+    const contents = bullets().map((x) => x.content);
+    expect(new Set(contents).size).toBe(contents.length);
+  });
+
   it("rejects bad flags with exit 2 and a hint", () => {
     seedPlaybook(home);
     const r = cm(["reflect", "--days", "0", "--json"], { home, env: env({ CASS_MEMORY_LLM: "none" }) });
