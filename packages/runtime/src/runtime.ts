@@ -23,6 +23,8 @@ export interface RuntimeOptions {
   tolerateInvalidConfig?: boolean;
   /** Set false to never write the playbook parse cache (read-only runs such as `cm doctor`). */
   parseCache?: boolean;
+  /** Keep parsed playbooks in memory while their files are unchanged (long-running servers). */
+  memoizeReads?: boolean;
   /** The program's version, reported by `cm doctor`. */
   version?: string;
   /** Loads the LLM layer for `learning()` (default: a dynamic import of `@cass-memory/llm`). */
@@ -95,6 +97,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     repoDir,
     logger,
     ...(options.parseCache === false ? { parseCache: false as const } : {}),
+    ...(options.memoizeReads ? { memoizeReads: true } : {}),
   });
   let llmStatus: Promise<LlmStatus> | null = null;
   const runtimeReport: RuntimeReport = {

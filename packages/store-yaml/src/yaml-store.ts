@@ -1,5 +1,5 @@
 import { constants as fsConstants } from "node:fs";
-import { access, mkdir, readFile } from "node:fs/promises";
+import { access, mkdir, readFile, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
   AppError,
@@ -54,6 +54,13 @@ export interface YamlStoreOptions {
   parseCache?: false | { minBytes?: number };
   /** The clock used for the cost ledger's day and month buckets (default: the system clock). */
   now?: () => Date;
+  /**
+   * Keep the last parsed playbook of each file in memory and return it while the file is
+   * unchanged (same inode, size and times; every write replaces the inode). For long-running
+   * processes (the MCP server). The returned playbooks are deeply frozen: read results must not be
+   * modified (mutations go through `mutatePlaybook`, which always reads the file).
+   */
+  memoizeReads?: boolean;
 }
 
 export const GLOBAL_LAYER_FILES = ["config.json", "playbook.yaml", "blocked.log", "usage.jsonl"] as const;
@@ -146,11 +153,28 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     return { playbook, bytes };
   }
 
+  const memo = new Map<string, { key: string; playbook: Playbook }>();
+
   async function readPlaybook(layer: Layer): Promise<Playbook | null> {
     const path = playbookPathOf(layer);
     if (path === null) return null;
+    if (!options.memoizeReads) return (await load(path, layer))?.playbook ?? null;
+    let key: string;
+    try {
+      const info = await stat(path, { bigint: true });
+      key = `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+    } catch (error) {
+      memo.delete(path);
+      if (errnoOf(error) === "ENOENT") return null;
+      throw readError(path, error);
+    }
+    const hit = memo.get(path);
+    if (hit !== undefined && hit.key === key) return hit.playbook;
     const loaded = await load(path, layer);
-    return loaded?.playbook ?? null;
+    if (loaded === null) return null;
+    const frozen = deepFreeze(loaded.playbook);
+    memo.set(path, { key, playbook: frozen });
+    return frozen;
   }
 
   function journalPathOf(layer: Layer): string | null {
@@ -432,4 +456,13 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     diagnose: diagnostics.diagnose,
     applyFix: diagnostics.applyFix,
   };
+}
+
+/** Freezes a parsed playbook and everything in it (plain JSON-like data). */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value as Record<string, unknown>)) deepFreeze(child);
+  }
+  return value;
 }
