@@ -16,5 +16,26 @@ export type { LearningWiring, LlmModule } from "./learning.js";
 export { createEpisodicSource, defaultCassCandidates, locateExecutable } from "./episodic.js";
 export type { EpisodicWiring } from "./episodic.js";
 export type { StderrLoggerOptions } from "./node-ports.js";
+// `cm setup <client>`: MCP client configuration (planning functions are pure; setupClient does the I/O).
+export { agentsMdPath, setupClient } from "./setup/setup.js";
+export type { AgentsMdResult, SetupOptions, SetupResult } from "./setup/setup.js";
+export {
+  DEFAULT_MCP_COMMAND,
+  MCP_SERVER_NAME,
+  SETUP_CLIENTS,
+  SETUP_SCOPES,
+  clientConfigPath,
+  clientSpec,
+  isSetupClient,
+  resolveScope,
+  resolveTransport,
+} from "./setup/clients.js";
+export type { ClientSpec, McpTransport, ServerEntry, SetupClient, SetupScope } from "./setup/clients.js";
+export { mergeServerEntry, planJsonConfig, scanJson } from "./setup/json-config.js";
+export type { ConfigPlan, PlanAction } from "./setup/json-config.js";
+export { planTomlConfig, scanToml, tomlString } from "./setup/toml-config.js";
+export type { TomlStatement } from "./setup/toml-config.js";
+export { AGENTS_MD_BEGIN, AGENTS_MD_END, agentsMdBlock, planAgentsMd } from "./setup/agents-md.js";
+export type { AgentsMdPlan } from "./setup/agents-md.js";
 // Serialisation and lock helpers of the YAML store, re-exported for the apps (they depend on runtime only).
 export { atomicWriteFile, fromYaml, releaseAllLocks, toYaml } from "@cass-memory/store-yaml";

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestBullet } from "@cass-memory/core/testing";
 import { createYamlStore } from "../src/index.js";
 import { testLogger } from "./helpers.js";
 
@@ -11,13 +12,7 @@ beforeEach(async () => {
 });
 afterEach(async () => rm(dir, { recursive: true, force: true }));
 
-const bullet = (id: string, content: string) => ({
-  id,
-  content,
-  category: "testing",
-  createdAt: "2026-01-01T00:00:00.000Z",
-  updatedAt: "2026-01-01T00:00:00.000Z",
-});
+const bullet = (id: string, content: string) => createTestBullet({ id, content, category: "testing" });
 
 describe("memoized reads (long-running servers)", () => {
   it("returns the same frozen playbook while the file is unchanged, and re-reads after any write", async () => {

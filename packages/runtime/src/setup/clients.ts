@@ -76,9 +76,10 @@ const SPECS: Record<SetupClient, ClientSpec> = {
     stdioOnlyKeys: ["env", "env_vars", "cwd"],
     httpOnlyKeys: ["bearer_token_env_var", "http_headers", "env_http_headers"],
     entry: (t) => (t.kind === "stdio" ? stdioArgs(t) : { url: t.url }),
-    notes: (scope) => [
+    notes: (scope, t) => [
       "Start a new Codex session to load the server; check it with: codex mcp list",
       ...(scope === "project" ? ["Codex reads a project's .codex/config.toml only when the project is trusted."] : []),
+      ...(t.kind === "http" ? ["url servers need a Codex version with Streamable HTTP support; if yours has none, use the stdio default."] : []),
     ],
   },
   cursor: {

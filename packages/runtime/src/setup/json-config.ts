@@ -201,7 +201,8 @@ export function mergeServerEntry(spec: ClientSpec, transport: McpTransport, exis
   const drop = new Set([...spec.managedKeys, ...(transport.kind === "stdio" ? spec.httpOnlyKeys : spec.stdioOnlyKeys)]);
   const merged: ServerEntry = { ...ours };
   for (const [key, value] of Object.entries(existing)) {
-    if (!drop.has(key) && !Object.prototype.hasOwnProperty.call(merged, key)) merged[key] = value;
+    if (drop.has(key) || Object.prototype.hasOwnProperty.call(merged, key)) continue;
+    Object.defineProperty(merged, key, { value, enumerable: true, writable: true, configurable: true });
   }
   return merged;
 }
