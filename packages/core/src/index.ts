@@ -186,6 +186,15 @@ export { historyOperation } from "./operations/history.js";
 export type { HistoryResult } from "./operations/history.js";
 export { DEFAULT_RECALL_LIMIT, recallOperation } from "./operations/recall.js";
 export type { RecallResult } from "./operations/recall.js";
+export {
+  MEMORY_SEARCH_DEFAULT_LIMIT,
+  MEMORY_SEARCH_MAX_LIMIT,
+  MEMORY_SEARCH_SCOPES,
+  MemorySearchInputSchema,
+  MemorySearchResultSchema,
+  memorySearchOperation,
+} from "./operations/memory-search.js";
+export type { MemorySearchInput, MemorySearchResult, MemorySearchScope } from "./operations/memory-search.js";
 export { undoOperation } from "./operations/undo.js";
 export { undoRunOperation } from "./operations/undo-run.js";
 export { DEFAULT_MAX_SESSIONS, MAX_DELTAS_PER_SESSION, deltaKey, reflectOperation } from "./operations/reflect.js";

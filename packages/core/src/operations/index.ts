@@ -46,6 +46,7 @@ import { undoRunOperation } from "./undo-run.js";
 import { reflectOperation } from "./reflect.js";
 import { diaryOperation } from "./diary.js";
 import { auditOperation } from "./audit.js";
+import { memorySearchOperation } from "./memory-search.js";
 
 /** Every operation, for front ends that register them mechanically (the MCP server). */
 export const operations = [
@@ -95,4 +96,5 @@ export const operations = [
   outcomeApplyOperation,
   usageOperation,
   validateOperation,
+  memorySearchOperation,
 ] as const;
