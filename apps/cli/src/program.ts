@@ -16,6 +16,7 @@ import { registerProject } from "./commands/project.js";
 import { registerQuickstart } from "./commands/quickstart.js";
 import { registerReflect } from "./commands/reflect.js";
 import { registerStarters } from "./commands/starters.js";
+import { registerServe } from "./commands/serve.js";
 import { registerSetup } from "./commands/setup.js";
 import { VERSION } from "./version.js";
 
@@ -86,7 +87,7 @@ export function buildProgram(ctx: CliContext): Command {
       "  Lifecycle: forget, undo, history",
       "  Playbook:  playbook list|get|add|remove|export|import, ls, add, rm",
       "  Insight:   stats, top, stale, why, similar",
-      "  Setup:     init, setup <client>, starters, playbook bootstrap",
+      "  Setup:     init, setup <client>, serve (MCP), starters, playbook bootstrap",
       "  Health:    doctor (dr), privacy status|enable|disable|allow|deny",
       "  Onboard:   onboard status|gaps|sample|read|prompt|guided|mark-done|reset",
       "  Guides:    quickstart, project, --examples, --info",
@@ -102,6 +103,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerReflect(program, ctx);
   registerStarters(program, ctx);
   registerSetup(program, ctx);
+  registerServe(program, ctx);
   registerMemory(program, ctx);
   registerInsight(program, ctx);
   registerDoctor(program, ctx);
