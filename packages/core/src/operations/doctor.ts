@@ -244,7 +244,13 @@ function llmCheck(deps: OperationDeps, status: LlmStatus | undefined): HealthChe
   }
   // The host resolved the model exactly as reflect will: trust that over the key heuristics below.
   if (status?.available === true) {
-    const where = status.local ? ` (local server${status.baseUrl ? ` ${status.baseUrl}` : ""}, no API key needed; not contacted)` : "";
+    const sources = LLM_CREDENTIAL_SOURCES[status.provider as LlmProvider] ?? [];
+    const keys = credentials.filter((c) => sources.includes(c) || c === "config.apiKey");
+    const where = status.local
+      ? ` (local server${status.baseUrl ? ` ${status.baseUrl}` : ""}, no API key needed; not contacted)`
+      : keys.length > 0
+        ? ` (${keys.join(", ")} set)`
+        : "";
     return { category, item: "Provider", status: "pass", message: `Provider: ${status.provider}, model: ${status.model}${where}`, details };
   }
   if (status?.available === false) {
