@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { defineConfig } from "tsup";
+import { defineConfig, type Options } from "tsup";
 
 const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -12,49 +12,32 @@ const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), 
 //    that learn from sessions (a dynamic import() inside the cached vm.Script is not reliable);
 //  - dist/cm.js: the executable, a tiny ESM loader that runs cm-main.cjs with that cache.
 // The package version is injected at build time (`__CM_VERSION__`).
+/** One self-contained CommonJS bundle; `external` packages are left to `require`. */
+function cjsBundle(entry: Record<string, string>, options: { external?: string[]; main?: boolean } = {}): Options {
+  const external = options.external ?? [];
+  const pattern = external.map((name) => name.replace(/[/.]/g, "\\$&")).join("|");
+  return {
+    entry,
+    format: ["cjs"],
+    outExtension: () => ({ js: ".cjs" }),
+    target: "node20",
+    platform: "node",
+    dts: false,
+    sourcemap: Boolean(options.main),
+    clean: Boolean(options.main),
+    splitting: false,
+    noExternal: [external.length > 0 ? new RegExp(`^(?!(${pattern})$)`) : /.*/],
+    external,
+  };
+}
+
 export default defineConfig([
-  {
-    entry: { "cm-main": "src/cm.ts" },
-    format: ["cjs"],
-    outExtension: () => ({ js: ".cjs" }),
-    target: "node20",
-    platform: "node",
-    dts: false,
-    sourcemap: true,
-    clean: true,
-    splitting: false,
-    // Everything is bundled except the LLM layer, which lives in cm-llm.cjs.
-    noExternal: [/^(?!@cass-memory\/(llm|mcp)$)/],
-    external: ["@cass-memory/llm", "@cass-memory/mcp"],
-    define: { __CM_VERSION__: JSON.stringify(pkg.version) },
-  },
-  {
-    // The LLM layer, loaded on demand by reflect, diary, validate and audit (see src/llm.ts).
-    entry: { "cm-llm": "src/llm.ts" },
-    format: ["cjs"],
-    outExtension: () => ({ js: ".cjs" }),
-    target: "node20",
-    platform: "node",
-    dts: false,
-    sourcemap: false,
-    clean: false,
-    splitting: false,
-    noExternal: [/.*/],
-  },
-  {
-    // The MCP server (`cm serve`): the MCP SDK and its dependencies, loaded only by that command.
-    entry: { "cm-serve": "src/serve.ts" },
-    format: ["cjs"],
-    outExtension: () => ({ js: ".cjs" }),
-    target: "node20",
-    platform: "node",
-    dts: false,
-    sourcemap: false,
-    clean: false,
-    splitting: false,
-    noExternal: [/^(?!@cass-memory\/llm$)/],
-    external: ["@cass-memory/llm"],
-  },
+  // Everything except the LLM layer and the MCP server, which live in their own bundles.
+  { ...cjsBundle({ "cm-main": "src/cm.ts" }, { main: true, external: ["@cass-memory/llm", "@cass-memory/mcp"] }), define: { __CM_VERSION__: JSON.stringify(pkg.version) } },
+  // The LLM layer, loaded on demand by reflect, diary, validate and audit (see src/llm.ts).
+  cjsBundle({ "cm-llm": "src/llm.ts" }),
+  // The MCP server (`cm serve`): the MCP SDK and its dependencies, loaded only by that command.
+  cjsBundle({ "cm-serve": "src/serve.ts" }, { external: ["@cass-memory/llm"] }),
   {
     entry: { cm: "src/bin.ts" },
     format: ["esm"],

@@ -203,7 +203,7 @@ export { diaryOperation } from "./operations/diary.js";
 export type { DiaryResult } from "./operations/diary.js";
 export { AUDIT_CONCURRENCY, DEFAULT_AUDIT_SESSIONS, auditOperation } from "./operations/audit.js";
 export type { AuditResult } from "./operations/audit.js";
-export { resolveLearning } from "./learning/fallback.js";
+export { createDeterministicComponents, resolveLearning } from "./learning/fallback.js";
 export type { DeterministicComponents, FallbackRecord, ResolvedLearning } from "./learning/fallback.js";
 export { MAX_TRANSCRIPT_CHARS, MIN_TRANSCRIPT_CHARS, diaryEntryFromDraft, diaryIdFor, loadTranscript, truncateMiddle, writeDiaryEntry } from "./learning/session.js";
 export type { UndoRunResult } from "./operations/undo-run.js";

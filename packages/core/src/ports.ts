@@ -385,7 +385,7 @@ export interface LearningComponents {
   validator: Validator;
   /** Absent when no LLM is available (audit needs one). */
   auditor?: Auditor;
-  fallback?: { diaryWriter: DiaryWriter; reflector: Reflector; validator: Validator };
+  fallback?: Pick<LearningComponents, "diaryWriter" | "reflector" | "validator">;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,9 +1,7 @@
 import {
   AppError,
   DeltaSchema,
-  createDeterministicDiaryWriter,
-  createDeterministicReflector,
-  createDeterministicValidator,
+  createDeterministicComponents,
   formatZodIssues,
   type Clock,
   type Config,
@@ -41,13 +39,7 @@ export interface LearningWiring {
   logger: Logger;
 }
 
-function deterministic(): Pick<LearningComponents, "diaryWriter" | "reflector" | "validator"> {
-  return {
-    diaryWriter: createDeterministicDiaryWriter(),
-    reflector: createDeterministicReflector(),
-    validator: createDeterministicValidator(),
-  };
-}
+const deterministic = createDeterministicComponents;
 
 export async function createLearning(wiring: LearningWiring): Promise<LearningComponents> {
   const stubs = parseReflectorStubs(wiring.env.CM_REFLECTOR_STUBS);

@@ -1,5 +1,8 @@
 import { isAppError } from "../errors.js";
-import type { Auditor, DiaryWriter, LearningComponents, LearningKind, Logger, OperationDeps, Reflector, Validator } from "../ports.js";
+import type { LearningComponents, Logger, OperationDeps } from "../ports.js";
+import { createDeterministicDiaryWriter } from "./deterministic-diary.js";
+import { createDeterministicReflector } from "./deterministic-reflector.js";
+import { createDeterministicValidator } from "./deterministic-validator.js";
 
 /**
  * Picks the learning components of one operation run and applies the fallback policy: when the
@@ -9,10 +12,15 @@ import type { Auditor, DiaryWriter, LearningComponents, LearningKind, Logger, Op
  * or a dead server costs one failed call per run, not one per session.
  */
 
-export interface DeterministicComponents {
-  diaryWriter: DiaryWriter;
-  reflector: Reflector;
-  validator: Validator;
+export type DeterministicComponents = Pick<LearningComponents, "diaryWriter" | "reflector" | "validator">;
+
+/** The offline diary writer, reflector and validator. */
+export function createDeterministicComponents(): DeterministicComponents {
+  return {
+    diaryWriter: createDeterministicDiaryWriter(),
+    reflector: createDeterministicReflector(),
+    validator: createDeterministicValidator(),
+  };
 }
 
 export interface FallbackRecord {
@@ -21,23 +29,16 @@ export interface FallbackRecord {
   code?: string;
 }
 
-export interface ResolvedLearning {
-  mode: LearningKind;
-  reason?: string;
-  model?: { provider: string; model: string };
-  diaryWriter: DiaryWriter;
-  reflector: Reflector;
-  validator: Validator;
-  auditor?: Auditor;
+export interface ResolvedLearning extends Omit<LearningComponents, "fallback"> {
   /** Fallbacks taken so far in this run (the LLM failed and the deterministic component answered). */
   readonly fallbacks: FallbackRecord[];
 }
 
-export function resolveLearning(deps: Pick<OperationDeps, "learning" | "logger">, defaults: () => DeterministicComponents): ResolvedLearning {
+/** The components of `deps.learning` wrapped with the fallback policy; deterministic ones without it. */
+export function resolveLearning(deps: Pick<OperationDeps, "learning" | "logger">): ResolvedLearning {
   const learning: LearningComponents | undefined = deps.learning;
   if (learning === undefined) {
-    const d = defaults();
-    return { mode: "deterministic", reason: "no LLM configured", ...d, fallbacks: [] };
+    return { mode: "deterministic", reason: "no LLM configured", ...createDeterministicComponents(), fallbacks: [] };
   }
   const fallbacks: FallbackRecord[] = [];
   const base = {

@@ -1,8 +1,5 @@
 import { z } from "zod";
 import { AppError } from "../errors.js";
-import { createDeterministicDiaryWriter } from "../learning/deterministic-diary.js";
-import { createDeterministicReflector } from "../learning/deterministic-reflector.js";
-import { createDeterministicValidator } from "../learning/deterministic-validator.js";
 import { resolveLearning } from "../learning/fallback.js";
 import { loadTranscript } from "../learning/session.js";
 import { defineOperation } from "../operation.js";
@@ -55,11 +52,7 @@ export const auditOperation = defineOperation({
   async run(deps, input): Promise<AuditResult> {
     const days = requirePositiveInt("days", input.days, 7, 1, `${deps.cliName} audit --days 7`);
     const limit = requirePositiveInt("limit", input.limit, DEFAULT_AUDIT_SESSIONS, 1, `${deps.cliName} audit --limit 20`);
-    const learning = resolveLearning(deps, () => ({
-      diaryWriter: createDeterministicDiaryWriter(),
-      reflector: createDeterministicReflector(),
-      validator: createDeterministicValidator(),
-    }));
+    const learning = resolveLearning(deps);
     const auditor = learning.auditor;
     if (auditor === undefined) {
       throw new AppError("MISSING_API_KEY", `Audit requires LLM access${learning.reason ? ` (${learning.reason})` : ""}.`, {

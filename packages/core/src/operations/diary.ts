@@ -1,8 +1,5 @@
 import { z } from "zod";
 import { AppError } from "../errors.js";
-import { createDeterministicDiaryWriter } from "../learning/deterministic-diary.js";
-import { createDeterministicReflector } from "../learning/deterministic-reflector.js";
-import { createDeterministicValidator } from "../learning/deterministic-validator.js";
 import { resolveLearning } from "../learning/fallback.js";
 import { loadTranscript, writeDiaryEntry } from "../learning/session.js";
 import { defineOperation } from "../operation.js";
@@ -54,11 +51,7 @@ export const diaryOperation = defineOperation({
         details: { missing: "session" },
       });
     }
-    const learning = resolveLearning(deps, () => ({
-      diaryWriter: createDeterministicDiaryWriter(),
-      reflector: createDeterministicReflector(),
-      validator: createDeterministicValidator(),
-    }));
+    const learning = resolveLearning(deps);
     const transcript = await loadTranscript(deps, normalizeSessionPath(raw));
     const entry = await writeDiaryEntry(deps, learning.diaryWriter, transcript);
     const path = input.dryRun ? undefined : await deps.store.writeDiary(entry);

@@ -4,9 +4,6 @@ import { curatePlaybook, type CurationResult } from "../domain/curator.js";
 import { parseInlineFeedback } from "../domain/inline-feedback.js";
 import { mergePlaybooks } from "../domain/merge.js";
 import { hashContent, normalizeForHash } from "../domain/text.js";
-import { createDeterministicDiaryWriter } from "../learning/deterministic-diary.js";
-import { createDeterministicReflector } from "../learning/deterministic-reflector.js";
-import { createDeterministicValidator } from "../learning/deterministic-validator.js";
 import { validateDelta } from "../learning/evidence-gate.js";
 import { resolveLearning, type ResolvedLearning } from "../learning/fallback.js";
 import { classifySessionOutcome, type OutcomeInput } from "../learning/outcomes.js";
@@ -118,12 +115,6 @@ export const ReflectResultSchema = z.looseObject({
 });
 export type ReflectResult = z.output<typeof ReflectResultSchema>;
 
-const deterministicDefaults = () => ({
-  diaryWriter: createDeterministicDiaryWriter(),
-  reflector: createDeterministicReflector(),
-  validator: createDeterministicValidator(),
-});
-
 /** The key the reflector's deltas are de-duplicated by (reference §5.5). */
 export function deltaKey(delta: Delta): string {
   switch (delta.type) {
@@ -159,7 +150,7 @@ export const reflectOperation = defineOperation({
     const workspace = input.workspace?.trim() || undefined;
     const log = processedLogNameFor(workspace);
     const dryRun = Boolean(input.dryRun);
-    const learning = resolveLearning(deps, deterministicDefaults);
+    const learning = resolveLearning(deps);
 
     const body = () => reflect(deps, learning, { ...input, days, maxSessions, workspace, log, dryRun });
     if (dryRun) return body();

@@ -1,9 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../errors.js";
 import { extractKeywords } from "../domain/text.js";
-import { createDeterministicDiaryWriter } from "../learning/deterministic-diary.js";
-import { createDeterministicReflector } from "../learning/deterministic-reflector.js";
-import { createDeterministicValidator } from "../learning/deterministic-validator.js";
 import { runEvidenceGate } from "../learning/evidence-gate.js";
 import { resolveLearning } from "../learning/fallback.js";
 import { defineOperation } from "../operation.js";
@@ -83,11 +80,7 @@ export const validateOperation = defineOperation({
         details: { field: "rule", received: input.rule ?? null },
       });
     }
-    const learning = resolveLearning(deps, () => ({
-      diaryWriter: createDeterministicDiaryWriter(),
-      reflector: createDeterministicReflector(),
-      validator: createDeterministicValidator(),
-    }));
+    const learning = resolveLearning(deps);
     const gate = await runEvidenceGate(deps, rule);
     deps.logger.debug(
       `validate: gate ${gate.passed ? "passed" : "failed"} (${gate.suggestedState}) — ${gate.sessionCount} sessions, ${gate.successCount} success, ${gate.failureCount} failure`,
