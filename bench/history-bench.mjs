@@ -11,6 +11,7 @@ import { spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, freemem, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
+import { updateBenchmarkDoc } from "./update-doc.mjs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -308,13 +309,7 @@ try {
   ].join("\n");
   process.stdout.write(`${table}\n`);
   // Keep docs/benchmarks.md current: the table between the history markers is replaced.
-  const docPath = join(root, "docs/benchmarks.md");
-  const section = `<!-- bench:history:start -->\n${table}\n<!-- bench:history:end -->`;
-  let doc = existsSync(docPath) ? readFileSync(docPath, "utf8") : "# Benchmarks\n";
-  doc = /<!-- bench:history:start -->[\s\S]*?<!-- bench:history:end -->/.test(doc)
-    ? doc.replace(/<!-- bench:history:start -->[\s\S]*?<!-- bench:history:end -->/, section)
-    : `${doc.trimEnd()}\n\n## Native history search\n\n${section}\n`;
-  writeFileSync(docPath, doc);
+  updateBenchmarkDoc("history", "Native history search", table);
 } finally {
   if (process.env.BENCH_KEEP === "1") console.error(`history-bench: kept ${home}`);
   else rmSync(home, { recursive: true, force: true });

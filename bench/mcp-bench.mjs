@@ -7,7 +7,7 @@
 // No history source and no LLM (CASS_MEMORY_EPISODIC=none, CASS_MEMORY_LLM=none), so the numbers
 // are the server's own work. Prints a Markdown table and updates docs/benchmarks.md.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { generatePlaybook } from "./generate-playbook.mjs";
+import { updateBenchmarkDoc } from "./update-doc.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const BIN = join(root, "apps/mcp/dist/cm-mcp.js");
@@ -107,10 +108,4 @@ const table = [
 ].join("\n");
 console.log(table);
 
-const docPath = join(root, "docs/benchmarks.md");
-let doc = readFileSync(docPath, "utf8");
-const section = `<!-- bench:mcp:start -->\n${table}\n<!-- bench:mcp:end -->`;
-doc = /<!-- bench:mcp:start -->[\s\S]*?<!-- bench:mcp:end -->/.test(doc)
-  ? doc.replace(/<!-- bench:mcp:start -->[\s\S]*?<!-- bench:mcp:end -->/, section)
-  : `${doc.trimEnd()}\n\n## MCP server: warm \`cm_context\` over HTTP\n\n${section}\n`;
-writeFileSync(docPath, doc);
+updateBenchmarkDoc("mcp", "MCP server: warm `cm_context` over HTTP", table);

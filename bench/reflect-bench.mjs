@@ -12,13 +12,14 @@
 // Every run does the full work: transcript sanitising, diary written to disk, prompts built and
 // sanitised, replies parsed and validated, evidence gate, curation against the playbook under the
 // lock, journal, processed log, run log. Prints a Markdown table and updates docs/benchmarks.md.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { generatePlaybook } from "./generate-playbook.mjs";
+import { updateBenchmarkDoc } from "./update-doc.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 200);
@@ -212,10 +213,4 @@ const table = [
 ].join("\n");
 console.log(table);
 
-const docPath = join(root, "docs/benchmarks.md");
-let doc = readFileSync(docPath, "utf8");
-const section = `<!-- bench:reflect:start -->\n${table}\n<!-- bench:reflect:end -->`;
-doc = /<!-- bench:reflect:start -->[\s\S]*?<!-- bench:reflect:end -->/.test(doc)
-  ? doc.replace(/<!-- bench:reflect:start -->[\s\S]*?<!-- bench:reflect:end -->/, section)
-  : `${doc.trimEnd()}\n\n## Reflection throughput\n\n${section}\n`;
-writeFileSync(docPath, doc);
+updateBenchmarkDoc("reflect", "Reflection throughput", table);

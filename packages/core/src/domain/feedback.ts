@@ -45,15 +45,23 @@ export function applyFeedback(bullet: Bullet, input: ApplyFeedbackInput): Bullet
     event.context = input.reason;
   }
 
+  return withFeedbackEvent(bullet, event, input.now, input.config);
+}
+
+/**
+ * The bullet with `event` appended: its counter incremented, `updatedAt` set, the maturity
+ * recomputed (pinned bullets keep theirs), and retired when the maturity becomes `deprecated`.
+ */
+export function withFeedbackEvent(bullet: Bullet, event: FeedbackEvent, now: Date, config: Config): Bullet {
+  const nowIso = now.toISOString();
   const next: Bullet = {
     ...bullet,
     feedbackEvents: [...(bullet.feedbackEvents ?? []), event],
-    helpfulCount: (bullet.helpfulCount ?? 0) + (input.type === "helpful" ? 1 : 0),
-    harmfulCount: (bullet.harmfulCount ?? 0) + (input.type === "harmful" ? 1 : 0),
+    helpfulCount: (bullet.helpfulCount ?? 0) + (event.type === "helpful" ? 1 : 0),
+    harmfulCount: (bullet.harmfulCount ?? 0) + (event.type === "harmful" ? 1 : 0),
     updatedAt: nowIso,
   };
-  if (!next.pinned) next.maturity = calculateMaturityState(next, input.now, input.config);
-
+  if (!next.pinned) next.maturity = calculateMaturityState(next, now, config);
   if (next.maturity === "deprecated" && !bullet.deprecated) {
     next.deprecated = true;
     next.deprecatedAt = nowIso;

@@ -1,5 +1,4 @@
-import { AUTO_DEPRECATION_REASON } from "../domain/feedback.js";
-import { calculateMaturityState } from "../domain/scoring.js";
+import { withFeedbackEvent } from "../domain/feedback.js";
 import type { Config } from "../schemas/config.js";
 import type { Bullet, FeedbackEvent } from "../schemas/playbook.js";
 import { OUTCOME_STATUSES } from "../schemas/records.js";
@@ -321,21 +320,5 @@ export function hasFeedbackEvent(bullet: Pick<Bullet, "feedbackEvents">, event: 
  * whose maturity becomes deprecated is retired.
  */
 export function applyImplicitFeedback(bullet: Bullet, event: FeedbackEvent, now: Date, config: Config): Bullet | null {
-  if (hasFeedbackEvent(bullet, event)) return null;
-  const nowIso = now.toISOString();
-  const next: Bullet = {
-    ...bullet,
-    feedbackEvents: [...(bullet.feedbackEvents ?? []), event],
-    helpfulCount: (bullet.helpfulCount ?? 0) + (event.type === "helpful" ? 1 : 0),
-    harmfulCount: (bullet.harmfulCount ?? 0) + (event.type === "harmful" ? 1 : 0),
-    updatedAt: nowIso,
-  };
-  if (!next.pinned) next.maturity = calculateMaturityState(next, now, config);
-  if (next.maturity === "deprecated" && !bullet.deprecated) {
-    next.deprecated = true;
-    next.deprecatedAt = nowIso;
-    next.state = "retired";
-    next.deprecationReason = bullet.deprecationReason ?? AUTO_DEPRECATION_REASON;
-  }
-  return next;
+  return hasFeedbackEvent(bullet, event) ? null : withFeedbackEvent(bullet, event, now, config);
 }

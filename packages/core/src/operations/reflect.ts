@@ -14,7 +14,7 @@ import { isActiveBullet, type Playbook } from "../schemas/playbook.js";
 import { DeltaSchema, type Delta, type DiaryEntry, type ProcessedSession, type ReflectionRun } from "../schemas/records.js";
 import { normalizeSessionPath, processedLogNameFor } from "./onboard-records.js";
 import { recordOutcomes } from "./outcome.js";
-import { mutatePlaybookJournaled, requirePositiveInt } from "./shared.js";
+import { loadMergedPlaybook, mutatePlaybookJournaled, requirePositiveInt } from "./shared.js";
 
 /**
  * `cm reflect` (reference §1.5.14, §7.5): turns recent sessions into playbook changes.
@@ -209,7 +209,7 @@ async function reflect(deps: OperationDeps, learning: ResolvedLearning, input: R
     return result;
   }
 
-  const merged = await loadMerged(deps);
+  const merged = await loadMergedPlaybook(deps);
   const works: SessionWork[] = [];
   const pending: ProcessedSession[] = [];
   for (const [index, summary] of candidates.entries()) {
@@ -329,17 +329,6 @@ async function discoverSessions(deps: OperationDeps, input: Resolved, processed:
 
 function recency(s: SessionSummary): string {
   return s.endTime ?? s.startTime ?? "";
-}
-
-async function loadMerged(deps: OperationDeps): Promise<Playbook> {
-  const hasRepo = deps.store.locations.repoDir !== null;
-  const [global, repo, blockedGlobal, blockedRepo] = await Promise.all([
-    deps.store.readPlaybook("global"),
-    hasRepo ? deps.store.readPlaybook("repo") : Promise.resolve(null),
-    deps.store.readBlocked("global"),
-    hasRepo ? deps.store.readBlocked("repo") : Promise.resolve([]),
-  ]);
-  return mergePlaybooks(global, repo, [...blockedGlobal, ...blockedRepo], deps.clock.now().toISOString());
 }
 
 async function processSession(
