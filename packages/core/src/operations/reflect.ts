@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AppError } from "../errors.js";
+import { AppError, isAppError } from "../errors.js";
 import { curatePlaybook, type CurationResult } from "../domain/curator.js";
 import { parseInlineFeedback } from "../domain/inline-feedback.js";
 import { mergePlaybooks } from "../domain/merge.js";
@@ -156,7 +156,7 @@ export const reflectOperation = defineOperation({
     if (dryRun) return body();
     const lock = `${log}.processed.log.orchestrator`;
     return deps.store.exclusive(lock, body, { waitMs: 2_000 }).catch((error: unknown) => {
-      if (error instanceof AppError && error.code === "LOCK_ACQUISITION_FAILED" && (error.details as { lock?: unknown } | undefined)?.lock === lock) {
+      if (isAppError(error) && error.code === "LOCK_ACQUISITION_FAILED" && (error.details as { lock?: unknown } | undefined)?.lock === lock) {
         throw new AppError("LOCK_ACQUISITION_FAILED", `Another reflection is already running on the ${log} log.`, {
           hint: `Wait for it to finish, then run '${deps.cliName} reflect' again (sessions it processes are skipped).`,
           details: { log },
