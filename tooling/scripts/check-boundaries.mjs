@@ -1,6 +1,7 @@
 // Checks the dependency rules of ARCHITECTURE.md §2 on every workspace package:
 //  - core depends on nothing of ours and its sources import no Node I/O (node:*, fs, path, …);
-//  - adapters (cass, llm, store-*) depend on core only, never on each other;
+//  - adapters (cass, llm, store-*) depend on core (and the shared node-files support package) only,
+//    never on each other;
 //  - runtime may depend on core and adapters; only apps depend on runtime;
 //  - nothing depends on an app, except the CLI on the MCP server app (`cm serve`, ADR 0006); internal dependencies use `workspace:^` (dev deps may use workspace:*).
 // Both package.json declarations and actual import statements in src/ are checked.
@@ -27,6 +28,8 @@ for (const dir of dirs) {
         ? "runtime"
         : folder === "packages/store-contract"
           ? "contract"
+          : folder === "packages/node-files"
+            ? "support"
           : "adapter";
   pkgs.set(json.name, { name: json.name, dir, folder, json, kind });
 }
@@ -34,16 +37,19 @@ for (const dir of dirs) {
 const errors = [];
 const allowed = {
   core: new Set(),
-  adapter: new Set(["core"]),
+  // Node file primitives (lock, atomic write, JSONL) shared by the file-backed stores.
+  support: new Set(["core"]),
+  adapter: new Set(["core", "support"]),
   contract: new Set(["core"]),
-  runtime: new Set(["core", "adapter"]),
+  runtime: new Set(["core", "adapter", "support"]),
   // The MCP server is an app (bin `cm-mcp`) that the CLI also starts (`cm serve`): ADR 0006.
   server: new Set(["core", "runtime", "adapter"]),
   app: new Set(["core", "runtime", "adapter", "server"]),
 };
 const allowedDev = {
   ...allowed,
-  adapter: new Set(["core", "contract"]),
+  adapter: new Set(["core", "support", "contract"]),
+  support: new Set(["core"]),
   core: new Set(),
   runtime: new Set(["core", "adapter", "contract"]),
   server: new Set(["core", "runtime", "adapter", "contract"]),

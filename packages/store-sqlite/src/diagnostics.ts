@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { AppError, ConfigSchema, PLAYBOOK_SCHEMA_VERSION, defaultConfig, formatZodIssues, isAppError } from "@cass-memory/core";
 import type { FixResult, FixableIssue, HealthCheck, Layer, Logger, StoreDiagnosis } from "@cass-memory/core";
 import type { LayerDatabase } from "./database.js";
-import { atomicWriteFile, backupFile } from "./files.js";
-import { processAlive, withDirLock, type DirLockOptions } from "./lock.js";
+import { backupFile } from "./files.js";
+import { atomicWriteFile } from "@cass-memory/node-files";
+import { isProcessAlive, withLock, type LockOptions } from "@cass-memory/node-files";
 import { readStoredPlaybook } from "./playbook-rows.js";
 import { SCHEMA_VERSION } from "./schema.js";
 
@@ -31,7 +32,7 @@ export interface SqliteDiagnosticsOptions {
   configPath: string;
   databases: { global: LayerDatabase; repo: LayerDatabase | null };
   logger: Logger;
-  dirLock: DirLockOptions;
+  dirLock: LockOptions;
   /** Creates the layer's database with its empty playbook (what `initialize` does, nothing overwritten). */
   createDatabase: (layer: Layer) => Promise<void>;
 }
@@ -59,7 +60,7 @@ async function abandonedLocks(globalDir: string): Promise<Array<{ lockDir: strin
       continue;
     }
     const pid = Number.parseInt(pidText.trim(), 10);
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !processAlive(pid)) found.push({ lockDir, pid });
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isProcessAlive(pid)) found.push({ lockDir, pid });
   }
   return found;
 }
@@ -224,7 +225,7 @@ export function createSqliteDiagnostics(options: SqliteDiagnosticsOptions) {
         }
         case "missing-config":
         case "reset-config":
-          return await withDirLock(
+          return await withLock(
             configPath,
             async () => {
               const state = await inspectConfig();
@@ -257,7 +258,7 @@ export function createSqliteDiagnostics(options: SqliteDiagnosticsOptions) {
             }
             // Re-checked after the move: a live process may have taken the lock over meanwhile.
             const pid = Number.parseInt((await readFile(join(aside, "pid"), "utf8").catch(() => "")).trim(), 10);
-            if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) {
+            if (Number.isInteger(pid) && pid > 0 && isProcessAlive(pid)) {
               await rename(aside, lockDir).catch(() => undefined);
               continue;
             }

@@ -1,18 +1,15 @@
-import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { copyFile, mkdir, open, readFile, readdir, rename, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { AppError } from "@cass-memory/core";
 import type { StarterFile } from "@cass-memory/core";
-import { withDirLock, type DirLockOptions } from "./lock.js";
+import { atomicWriteFile, withLock, type LockOptions } from "@cass-memory/node-files";
 
 /**
  * The files this store leaves as files, because people edit them by hand: the global `config.json`
  * and the custom starter playbooks in `<globalDir>/starters/`. Same formats, locks and atomic writes
  * as the YAML store.
  */
-
-export const FILE_MODE = 0o600;
 
 function errnoOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -21,30 +18,6 @@ function errnoOf(error: unknown): string | undefined {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** Writes `<path>.tmp.<16 hex>` (mode 0600), fsyncs it and renames it over `path`. */
-export async function atomicWriteFile(path: string, data: string): Promise<void> {
-  const temp = `${path}.tmp.${randomBytes(8).toString("hex")}`;
-  try {
-    await mkdir(dirname(path), { recursive: true });
-    const handle = await open(temp, "wx", FILE_MODE);
-    try {
-      await handle.writeFile(data);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    const errno = errnoOf(error);
-    throw new AppError(errno === "EACCES" || errno === "EPERM" || errno === "EROFS" ? "FILE_PERMISSION_DENIED" : "FILE_WRITE_FAILED", `Failed to atomic write to ${path}: ${messageOf(error)}`, {
-      hint: `Check that ${dirname(path)} exists and is writable, and that the disk is not full.`,
-      details: { path, ...(errno !== undefined ? { errno } : {}) },
-      cause: error,
-    });
-  }
 }
 
 /** Copies `file` to `<file>.backup.<epoch-ms>` (never replacing an earlier backup); returns the backup's path. */
@@ -88,9 +61,9 @@ export async function readTextIfExists(path: string): Promise<string | null> {
 export async function mutateConfigJson(
   path: string,
   fn: (raw: Record<string, unknown>) => void,
-  lock: DirLockOptions,
+  lock: LockOptions,
 ): Promise<Record<string, unknown>> {
-  return withDirLock(
+  return withLock(
     path,
     async () => {
       const text = (await readTextIfExists(path)) ?? "";

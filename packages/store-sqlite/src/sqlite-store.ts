@@ -57,8 +57,9 @@ import type {
 } from "@cass-memory/core";
 import { LayerDatabase, type Db, type SynchronousMode } from "./database.js";
 import { createSqliteDiagnostics } from "./diagnostics.js";
-import { atomicWriteFile, backupFile, mutateConfigJson, readStarterDir, type YamlParser } from "./files.js";
-import { acquireDirLock, DEFAULT_LOCK_TIMEOUT_MS, withDirLock, type DirLock, type DirLockOptions } from "./lock.js";
+import { backupFile, mutateConfigJson, readStarterDir, type YamlParser } from "./files.js";
+import { atomicWriteFile } from "@cass-memory/node-files";
+import { acquireLock, DEFAULT_LOCK_TIMEOUT_MS, withLock, type LockHandle, type LockOptions } from "@cass-memory/node-files";
 import {
   clearStoredPlaybook,
   decodeBullet,
@@ -185,7 +186,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const { globalDir, repoDir, logger } = options;
   const now = options.now ?? (() => new Date());
   const lockTimeoutMs = options.lock?.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
-  const dirLock: DirLockOptions = { timeoutMs: lockTimeoutMs, ...(options.lock?.staleMs !== undefined ? { staleMs: options.lock.staleMs } : {}), logger };
+  const dirLock: LockOptions = { timeoutMs: lockTimeoutMs, ...(options.lock?.staleMs !== undefined ? { staleMs: options.lock.staleMs } : {}), logger };
   const dbOptions = {
     logger,
     busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
@@ -507,9 +508,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   async function exclusive<T>(name: string, fn: () => Promise<T>, exclusiveOptions: { waitMs?: number } = {}): Promise<T> {
     if (!DIARY_ID.test(name)) throw new AppError("INTERNAL_ERROR", `Invalid lock name: ${name}`);
-    let lock: DirLock;
+    let lock: LockHandle;
     try {
-      lock = await acquireDirLock(join(globalDir, PROCESSED_LOG_DIR, name), {
+      lock = await acquireLock(join(globalDir, PROCESSED_LOG_DIR, name), {
         ...dirLock,
         ...(exclusiveOptions.waitMs !== undefined ? { timeoutMs: Math.max(0, exclusiveOptions.waitMs) } : {}),
       });
@@ -574,7 +575,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     await mkdir(dir, { recursive: true });
     const result: InitializeResult = { created: [], existed: [], overwritten: [], backups: [] };
     if (layer === "global") {
-      await withDirLock(
+      await withLock(
         configPath,
         async () => {
           const content = JSON.stringify(init.config ?? defaultConfig(), null, 2);

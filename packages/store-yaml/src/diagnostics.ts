@@ -15,10 +15,10 @@ import {
   isPlainObject,
 } from "@cass-memory/core";
 import type { FixResult, FixableIssue, HealthCheck, Layer, Logger, Playbook, StoreDiagnosis } from "@cass-memory/core";
-import { FILE_MODE, atomicWriteFile } from "./atomic-write.js";
-import { listDir } from "./jsonl.js";
-import { DEFAULT_LOCK_STALE_MS, isProcessAlive, withLock } from "./lock.js";
-import type { LockOptions } from "./lock.js";
+import { FILE_MODE, atomicWriteFile } from "@cass-memory/node-files";
+import { listDir } from "@cass-memory/node-files";
+import { DEFAULT_LOCK_STALE_MS, isProcessAlive, withLock } from "@cass-memory/node-files";
+import type { LockOptions } from "@cass-memory/node-files";
 import { REPO_PLAYBOOK_HEADER, decodePlaybook, leadingComments, toYaml } from "./yaml-codec.js";
 
 /**

@@ -10,7 +10,7 @@ export {
   DEFAULT_LOCK_TIMEOUT_MS,
   DEFAULT_LOCK_STALE_MS,
   LOCK_HEARTBEAT_MS,
-} from "./lock.js";
-export type { LockOptions, LockHandle } from "./lock.js";
-export { atomicWriteFile, FILE_MODE } from "./atomic-write.js";
+} from "@cass-memory/node-files";
+export type { LockOptions, LockHandle } from "@cass-memory/node-files";
+export { atomicWriteFile, FILE_MODE } from "@cass-memory/node-files";
 export { ParseCache, PARSE_CACHE_FORMAT } from "./parse-cache.js";

@@ -12,9 +12,9 @@ import {
   monthlyCostFile,
 } from "@cass-memory/core";
 import type { CostLedger, DiaryEntry, Logger } from "@cass-memory/core";
-import { atomicWriteFile } from "./atomic-write.js";
-import { appendJsonl, listDir } from "./jsonl.js";
-import { acquireLock, withLock, type LockHandle, type LockOptions } from "./lock.js";
+import { atomicWriteFile } from "@cass-memory/node-files";
+import { appendJsonl, listDir } from "@cass-memory/node-files";
+import { acquireLock, withLock, type LockHandle, type LockOptions } from "@cass-memory/node-files";
 
 /**
  * The working-memory and spending files of the global directory: diary entries

@@ -14,10 +14,10 @@ import {
   processedLogFileName,
 } from "@cass-memory/core";
 import type { Logger, OnboardingState, ProcessedSession } from "@cass-memory/core";
-import { FILE_MODE, atomicWriteFile } from "./atomic-write.js";
+import { FILE_MODE, atomicWriteFile } from "@cass-memory/node-files";
 import { backupFile } from "./diagnostics.js";
-import { appendJsonl, readError } from "./jsonl.js";
-import { withLock, type LockOptions } from "./lock.js";
+import { appendJsonl, readError } from "@cass-memory/node-files";
+import { withLock, type LockOptions } from "@cass-memory/node-files";
 
 /**
  * The onboarding state file (`onboarding-state.json`, reference §4.8) and the processed-sessions

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFile, readdir, unlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Logger, Playbook } from "@cass-memory/core";
-import { atomicWriteFile } from "./atomic-write.js";
+import { atomicWriteFile } from "@cass-memory/node-files";
 
 /**
  * Parse cache for large playbooks. Parsing 8 MB of YAML takes seconds with the `yaml` package; the

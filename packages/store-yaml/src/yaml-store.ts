@@ -26,13 +26,13 @@ import type {
   Store,
   StoreLocations,
 } from "@cass-memory/core";
-import { atomicWriteFile } from "./atomic-write.js";
+import { atomicWriteFile } from "@cass-memory/node-files";
 import { backupFile, createYamlDiagnostics } from "./diagnostics.js";
-import { appendJsonl, listDir, readError, readJsonl } from "./jsonl.js";
-import { withLock } from "./lock.js";
+import { appendJsonl, listDir, readError, readJsonl } from "@cass-memory/node-files";
+import { withLock } from "@cass-memory/node-files";
 import { createLearningFiles } from "./learning-files.js";
 import { createOnboardingFiles } from "./onboarding.js";
-import type { LockOptions } from "./lock.js";
+import type { LockOptions } from "@cass-memory/node-files";
 import { ParseCache, sha256Hex } from "./parse-cache.js";
 import { REPO_PLAYBOOK_HEADER, decodePlaybook, fromYaml, leadingComments, toYaml } from "./yaml-codec.js";
 
