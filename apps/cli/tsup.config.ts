@@ -39,7 +39,7 @@ export default defineConfig([
   // The MCP server (`cm serve`): the MCP SDK and its dependencies, loaded only by that command.
   cjsBundle({ "cm-serve": "src/serve.ts" }, { external: ["@cass-memory/llm"] }),
   {
-    entry: { cm: "src/bin.ts" },
+    entry: { cm: "src/bin.ts", "cm-mcp": "src/mcp-bin.ts" },
     format: ["esm"],
     target: "node20",
     platform: "node",

@@ -4,7 +4,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { BIN, assertBuilt, cm, tempHome } from "./helpers.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { BIN, CLI_DIR, assertBuilt, cm, tempHome } from "./helpers.js";
 
 let home: string;
 let cleanup: () => void;
@@ -109,6 +111,19 @@ describe("cm serve", () => {
     expect(open.stderr).toMatch(/Refusing to bind MCP HTTP server to '0.0.0.0' without auth/);
     expect(cm(["serve", "--port", "70000"], { home }).code).toBe(2);
     expect(cm(["serve", "--stdio", "--port", "9000"], { home }).code).toBe(2);
+  });
+
+  it("the cass-memory package's own cm-mcp command is the same stdio server", async () => {
+    seed();
+    const pkg = JSON.parse(readFileSync(join(CLI_DIR, "package.json"), "utf8")) as { bin: Record<string, string> };
+    const launcher = join(CLI_DIR, pkg.bin["cm-mcp"]!);
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [launcher], cwd: home, env: baseEnv(), stderr: "pipe" }));
+    const tools = (await client.listTools()).tools.map((t) => t.name);
+    expect(tools).toContain("cm_context");
+    const stats = await client.readResource({ uri: "cm://stats" });
+    expect(JSON.parse((stats.contents[0] as { text: string }).text).total).toBe(1);
+    await client.close();
   });
 
   it("serves MCP over stdio with --stdio", async () => {
