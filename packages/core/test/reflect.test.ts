@@ -10,6 +10,7 @@ import type { Delta } from "../src/schemas/records.js";
 import type { DiaryWriter, EpisodicSource, LearningComponents, Reflector, SessionSummary, Validator } from "../src/ports.js";
 import { createFakeEpisodicSource, createMemoryStore, createTestBullet, createTestDeps } from "../src/testing.js";
 import { expectAppError } from "./support.js";
+import { defaultConfig } from "../src/schemas/config.js";
 
 const S1 = "/home/u/.claude/projects/-work-api/s1.jsonl";
 const S2 = "/home/u/.codex/sessions/2026/11/20/rollout-s2.jsonl";
@@ -152,6 +153,36 @@ describe("reflect without an LLM (deterministic components)", () => {
     const { deps } = setup();
     const error = await expectAppError(runOperation(reflectOperation, deps, { days: 0 }), "INVALID_INPUT");
     expect(error.hint).toContain("--days");
+  });
+});
+
+describe("cross-agent enrichment", () => {
+  it("records other agents' related sessions on the diary and audits it only with consent", async () => {
+    const hits = [
+      { source_path: "/h/codex-1.jsonl", line_number: 3, agent: "codex", snippet: "postgres pg_isready wait loop in CI fixed it", score: 4.2, origin: { kind: "local" as const } },
+      { source_path: "/h/claude-2.jsonl", line_number: 1, agent: "claude_code", snippet: "postgres container health check", score: 3.1, origin: { kind: "local" as const } },
+    ];
+    const { learning } = scripted({});
+    const run = async (crossAgent: Partial<ReturnType<typeof defaultConfig>["crossAgent"]>) => {
+      const store = createMemoryStore({ repo: false });
+      const config = { ...defaultConfig(), crossAgent: { ...defaultConfig().crossAgent, ...crossAgent } };
+      const episodic = createFakeEpisodicSource({ sessions: sessions(), exports: { [S1]: TEXT_1, [S2]: TEXT_2 }, hits });
+      const deps = createTestDeps(store, { episodic, learning, config });
+      await runOperation(reflectOperation, deps, { session: S1 });
+      return { diary: (await store.listDiaries())[0]!, audit: (await store.readLog("global", "privacy-audit")).records };
+    };
+    const without = await run({});
+    expect(without.diary.relatedSessions).toEqual([]);
+    expect(without.audit).toEqual([]);
+    const withConsent = await run({ enabled: true, consentGiven: true });
+    expect(withConsent.diary.relatedSessions).toEqual([{ sessionPath: "/h/codex-1.jsonl", agent: "codex", relevanceScore: 4.2, snippet: "postgres pg_isready wait loop in CI fixed it" }]);
+    expect(withConsent.audit).toEqual([
+      expect.objectContaining({ event: "cross_agent_enrichment", sourceAgent: "claude", relatedSessionCount: 1, relatedAgents: ["codex"], sourceSessionHash: expect.stringMatching(/^[0-9a-f]{16}$/) }),
+    ]);
+    expect(JSON.stringify(withConsent.audit)).not.toContain(S1);
+    const noAuditLog = await run({ enabled: true, consentGiven: true, auditLog: false });
+    expect(noAuditLog.diary.relatedSessions).toHaveLength(1);
+    expect(noAuditLog.audit).toEqual([]);
   });
 });
 

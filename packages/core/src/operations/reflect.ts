@@ -3,6 +3,8 @@ import { AppError, isAppError } from "../errors.js";
 import { curatePlaybook, type CurationResult } from "../domain/curator.js";
 import { parseInlineFeedback } from "../domain/inline-feedback.js";
 import { mergePlaybooks } from "../domain/merge.js";
+import { compileSanitizer } from "../domain/sanitize.js";
+import { sha256Hex } from "../domain/sha256.js";
 import { hashContent, normalizeForHash } from "../domain/text.js";
 import { validateDelta } from "../learning/evidence-gate.js";
 import { resolveLearning, type ResolvedLearning } from "../learning/fallback.js";
@@ -349,11 +351,27 @@ async function processSession(
     return work;
   }
 
-  const diary = await writeDiaryEntry(deps, learning.diaryWriter, transcript);
+  const drafted = await writeDiaryEntry(deps, learning.diaryWriter, transcript);
+  const history = await relatedHistory(deps, drafted, transcript);
+  // Other agents' sessions (only with cross-agent consent) are recorded on the diary and audited.
+  const others = history.filter((hit) => agentKey(hit.agent) !== agentKey(transcript.agent));
+  const diary: DiaryEntry =
+    others.length === 0
+      ? drafted
+      : {
+          ...drafted,
+          relatedSessions: others.map((hit) => ({
+            sessionPath: hit.source_path,
+            agent: hit.agent,
+            relevanceScore: hit.score ?? 0,
+            snippet: compileSanitizer(deps.config.sanitization).sanitize(hit.snippet).slice(0, 500),
+          })),
+        };
   work.diary = diary;
-  if (!input.dryRun) await deps.store.writeDiary(diary);
-
-  const history = await relatedHistory(deps, diary, transcript);
+  if (!input.dryRun) {
+    await deps.store.writeDiary(diary);
+    if (others.length > 0 && deps.config.crossAgent.auditLog) await auditCrossAgent(deps, transcript, others);
+  }
   const proposed: Delta[] = [];
   const keys = new Set<string>();
   const maxIterations = Math.max(1, Math.floor(deps.config.maxReflectorIterations));
@@ -435,6 +453,14 @@ function withSession(candidate: unknown, sessionPath: string): unknown {
 }
 
 /**
+ * An agent name to compare: history sources say `claude_code` where a name guessed from a path
+ * (the original's convention) says `claude`.
+ */
+function agentKey(agent: string): string {
+  return agent.trim().toLowerCase().replace(/_code$/, "");
+}
+
+/**
  * Snippets of other sessions about the same things, for the reflector. Sessions of other agents
  * are included only with cross-agent consent (config `crossAgent`), as in the original.
  */
@@ -449,7 +475,7 @@ async function relatedHistory(deps: OperationDeps, diary: DiaryEntry, transcript
     return found.hits
       .filter((hit) => normalizeSessionPath(hit.source_path) !== transcript.path)
       .filter((hit) => {
-        if (hit.agent.toLowerCase() === transcript.agent.toLowerCase()) return true;
+        if (agentKey(hit.agent) === agentKey(transcript.agent)) return true;
         return allowOthers && (allowList.size === 0 || allowList.has(hit.agent.toLowerCase()));
       })
       .slice(0, deps.config.maxRelatedSessions);
@@ -457,6 +483,26 @@ async function relatedHistory(deps: OperationDeps, diary: DiaryEntry, transcript
     deps.logger.debug(`Related history search failed: ${error instanceof Error ? error.message : String(error)}`);
     return [];
   }
+}
+
+/**
+ * One privacy-audit record per session enriched with other agents' history (reference §4.7): in
+ * the repository's `.cass/` when there is one, else the global directory. The session path is
+ * recorded only as a hash.
+ */
+async function auditCrossAgent(deps: OperationDeps, transcript: SessionTranscript, others: readonly HistoryHit[]): Promise<void> {
+  const layer = deps.store.locations.repoDir !== null ? "repo" : "global";
+  await deps.store.appendLog(layer, "privacy-audit", [
+    {
+      timestamp: deps.clock.now().toISOString(),
+      event: "cross_agent_enrichment",
+      sourceAgent: transcript.agent,
+      sourceSessionHash: sha256Hex(transcript.path).slice(0, 16),
+      relatedSessionCount: others.length,
+      relatedAgents: [...new Set(others.map((hit) => hit.agent))].sort(),
+      allowlistAgents: [...deps.config.crossAgent.agents],
+    },
+  ]);
 }
 
 /**
