@@ -3,6 +3,7 @@
 export {
   acquireLock,
   withLock,
+  withNamedLock,
   releaseAllLocks,
   isProcessAlive,
   lockDirFor,

@@ -339,3 +339,36 @@ export function releaseAllLocks(): number {
   }
   return count;
 }
+
+/** Names a named lock may have: a file name, no path separators. */
+const LOCK_NAME = /^[A-Za-z0-9._-]+$/;
+
+/**
+ * Runs `fn` holding the named lock `<dir>/<name>.lock.d` (e.g. one reflection per processed log:
+ * `reflections/<log>.processed.log.orchestrator`, the name the original cm uses too). `waitMs`
+ * overrides the wait; a failure to take the lock is LOCK_ACQUISITION_FAILED naming the lock in
+ * `details.lock`; errors of `fn` pass through untouched.
+ */
+export async function withNamedLock<T>(dir: string, name: string, fn: () => Promise<T>, options: LockOptions & { waitMs?: number } = {}): Promise<T> {
+  if (!LOCK_NAME.test(name)) throw new AppError("INTERNAL_ERROR", `Invalid lock name: ${name}`);
+  const { waitMs, ...lockOptions } = options;
+  let handle: LockHandle;
+  try {
+    handle = await acquireLock(join(dir, name), { ...lockOptions, ...(waitMs !== undefined ? { timeoutMs: Math.max(0, waitMs) } : {}) });
+  } catch (error) {
+    if (error instanceof AppError && error.code === "LOCK_ACQUISITION_FAILED") {
+      throw new AppError("LOCK_ACQUISITION_FAILED", `Another cm process holds the "${name}" lock: ${error.message}`, {
+        ...(error.hint !== undefined ? { hint: error.hint } : {}),
+        details: { ...(error.details as Record<string, unknown> | undefined), lock: name },
+        retryable: true,
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  try {
+    return await fn();
+  } finally {
+    await handle.release();
+  }
+}

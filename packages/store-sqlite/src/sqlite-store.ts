@@ -58,8 +58,7 @@ import type {
 import { LayerDatabase, type Db, type SynchronousMode } from "./database.js";
 import { createSqliteDiagnostics } from "./diagnostics.js";
 import { backupFile, mutateConfigJson, readStarterDir, type YamlParser } from "./files.js";
-import { atomicWriteFile } from "@cass-memory/node-files";
-import { acquireLock, DEFAULT_LOCK_TIMEOUT_MS, withLock, type LockHandle, type LockOptions } from "@cass-memory/node-files";
+import { atomicWriteFile, DEFAULT_LOCK_TIMEOUT_MS, withLock, withNamedLock, type LockOptions } from "@cass-memory/node-files";
 import {
   clearStoredPlaybook,
   decodeBullet,
@@ -507,29 +506,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   // Named locks: directories in <globalDir>/reflections/, shared with the YAML store and the original
 
   async function exclusive<T>(name: string, fn: () => Promise<T>, exclusiveOptions: { waitMs?: number } = {}): Promise<T> {
-    if (!DIARY_ID.test(name)) throw new AppError("INTERNAL_ERROR", `Invalid lock name: ${name}`);
-    let lock: LockHandle;
-    try {
-      lock = await acquireLock(join(globalDir, PROCESSED_LOG_DIR, name), {
-        ...dirLock,
-        ...(exclusiveOptions.waitMs !== undefined ? { timeoutMs: Math.max(0, exclusiveOptions.waitMs) } : {}),
-      });
-    } catch (error) {
-      if (isAppError(error) && error.code === "LOCK_ACQUISITION_FAILED") {
-        throw new AppError("LOCK_ACQUISITION_FAILED", `Another cm process holds the "${name}" lock: ${error.message}`, {
-          ...(error.hint !== undefined ? { hint: error.hint } : {}),
-          details: { ...error.details, lock: name },
-          retryable: true,
-          cause: error,
-        });
-      }
-      throw error;
-    }
-    try {
-      return await fn();
-    } finally {
-      await lock.release();
-    }
+    return withNamedLock(join(globalDir, PROCESSED_LOG_DIR), name, fn, { ...dirLock, ...exclusiveOptions });
   }
 
   // -------------------------------------------------------------------------------------------

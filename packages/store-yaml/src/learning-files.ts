@@ -12,9 +12,7 @@ import {
   monthlyCostFile,
 } from "@cass-memory/core";
 import type { CostLedger, DiaryEntry, Logger } from "@cass-memory/core";
-import { atomicWriteFile } from "@cass-memory/node-files";
-import { appendJsonl, listDir } from "@cass-memory/node-files";
-import { acquireLock, withLock, type LockHandle, type LockOptions } from "@cass-memory/node-files";
+import { appendJsonl, atomicWriteFile, listDir, withLock, withNamedLock, type LockOptions } from "@cass-memory/node-files";
 
 /**
  * The working-memory and spending files of the global directory: diary entries
@@ -114,31 +112,7 @@ export function createLearningFiles(options: LearningFilesOptions) {
   };
 
   async function exclusive<T>(name: string, fn: () => Promise<T>, exclusiveOptions: { waitMs?: number } = {}): Promise<T> {
-    if (!DIARY_ID.test(name)) throw new AppError("INTERNAL_ERROR", `Invalid lock name: ${name}`);
-    const path = join(globalDir, "reflections", name);
-    let handle: LockHandle;
-    try {
-      handle = await acquireLock(path, {
-        ...lockOptions,
-        ...(exclusiveOptions.waitMs !== undefined ? { timeoutMs: Math.max(0, exclusiveOptions.waitMs) } : {}),
-      });
-    } catch (error) {
-      // Only a failure to take the lock is reworded; errors of `fn` (below) pass through untouched.
-      if (isAppError(error) && error.code === "LOCK_ACQUISITION_FAILED") {
-        throw new AppError("LOCK_ACQUISITION_FAILED", `Another cm process holds the "${name}" lock: ${error.message}`, {
-          ...(error.hint !== undefined ? { hint: error.hint } : {}),
-          details: { ...error.details, lock: name },
-          retryable: true,
-          cause: error,
-        });
-      }
-      throw error;
-    }
-    try {
-      return await fn();
-    } finally {
-      await handle.release();
-    }
+    return withNamedLock(join(globalDir, "reflections"), name, fn, { ...lockOptions, ...exclusiveOptions });
   }
 
   return { writeDiary, readDiary, listDiaries, costs, exclusive };
