@@ -65,6 +65,7 @@ export type {
   StoreLocations,
   WorkspaceFiles,
 } from "./ports.js";
+export type { StoreSection, StoreSectionKind, StoreTransfer } from "./storage/transfer.js";
 
 export { defineOperation, formatZodIssues, runOperation } from "./operation.js";
 export {

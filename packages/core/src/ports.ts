@@ -1,5 +1,6 @@
 import type { Config } from "./schemas/config.js";
 import type { BlockedEntry, Playbook } from "./schemas/playbook.js";
+import type { StoreTransfer } from "./storage/transfer.js";
 import type { Delta, DiaryEntry, JournalEvent, OnboardingState, ProcessedSession } from "./schemas/records.js";
 
 /**
@@ -216,6 +217,9 @@ export interface Store {
    * throws LOCK_ACQUISITION_FAILED naming the lock.
    */
   exclusive<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T>;
+
+  /** Section-wise reading and writing of everything the store holds (`cm storage migrate`). */
+  readonly transfer?: StoreTransfer;
 
   /** Storage health for `cm doctor` (optional: a store without it is reported as such). */
   diagnose?(): Promise<StoreDiagnosis>;
