@@ -17,6 +17,7 @@ export type { AppErrorOptions, ErrorCategory, ErrorCode } from "./errors.js";
 
 export type {
   AuditFinding,
+  BulletCandidateIndex,
   Auditor,
   Clock,
   CostEntry,
@@ -180,6 +181,8 @@ export { CASS_NOT_FOUND_DEGRADED, createNullEpisodicSource } from "./episodic/nu
 // Operations
 export { operations } from "./operations/index.js";
 export { contextOperation, ContextInputSchema, ContextResultSchema } from "./operations/context.js";
+export { CANDIDATE_LIMIT, CANDIDATE_RETRIEVAL_MIN_BULLETS, loadContextPlaybook } from "./operations/context-playbook.js";
+export type { ContextPlaybook } from "./operations/context-playbook.js";
 export type { ContextInput, ContextResult, HistorySnippet } from "./operations/context.js";
 export { FORGET_SOURCE_SESSION, forgetOperation } from "./operations/forget.js";
 export type { ForgetResult } from "./operations/forget.js";

@@ -221,6 +221,13 @@ export interface Store {
   /** Section-wise reading and writing of everything the store holds (`cm storage migrate`). */
   readonly transfer?: StoreTransfer;
 
+  /**
+   * Candidate retrieval through an index (SQLite's full-text index): lets `context` rank a few
+   * hundred likely bullets instead of reading a huge playbook. Absent on stores that read the whole
+   * file anyway.
+   */
+  readonly candidates?: BulletCandidateIndex;
+
   /** Storage health for `cm doctor` (optional: a store without it is reported as such). */
   diagnose?(): Promise<StoreDiagnosis>;
   /** Applies one fix from `diagnose().fixableIssues`, backing files up first. */
@@ -229,6 +236,18 @@ export interface Store {
   layerStatus(layer: Layer): Promise<LayerStatus>;
   /** Creates the layer's directory and files (`cm init`); see InitializeOptions. */
   initialize(layer: Layer, options: InitializeOptions): Promise<InitializeResult>;
+}
+
+/** See `Store.candidates`. */
+export interface BulletCandidateIndex {
+  /** How many bullets the layer's playbook holds (0 when it has none); cheap. */
+  countBullets(layer: Layer): Promise<number>;
+  /**
+   * The layer's playbook (null when it has none) whose `bullets` are only candidates for a task:
+   * active bullets sharing at least one of `terms` (any field the index covers), best index match
+   * first, at most `limit`, then — whatever their state — the bullets whose id is in `ids`.
+   */
+  readCandidates(layer: Layer, query: { terms: readonly string[]; limit: number; ids?: readonly string[] }): Promise<Playbook | null>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -257,3 +257,63 @@ export function decodeBullet(body: string): Bullet | null {
     return null;
   }
 }
+
+/** FTS5 query matching any of `terms` (each quoted, so no term is read as syntax); null when none is usable. */
+export function ftsQueryOfTerms(terms: readonly string[], maxTerms = 64): string | null {
+  const words = new Set<string>();
+  for (const term of terms) {
+    for (const match of term.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
+      if (words.size >= maxTerms) break;
+      words.add(match[0]);
+    }
+  }
+  if (words.size === 0) return null;
+  return [...words].map((w) => `"${w}"`).join(" OR ");
+}
+
+/**
+ * The layer's playbook with only candidate bullets (see `BulletCandidateIndex.readCandidates`):
+ * the best `limit` active matches of the terms, plus the bullets with the given ids, in playbook
+ * order (so ties rank as they would over the whole playbook). Null when the layer has no playbook.
+ */
+export function readCandidatePlaybook(
+  db: Db,
+  path: string,
+  layer: Layer,
+  query: { terms: readonly string[]; limit: number; ids?: readonly string[] },
+): Playbook | null {
+  const meta = db.prepare("SELECT body FROM playbook WHERE id = 1").get() as { body: string } | undefined;
+  if (meta === undefined) return null;
+  const top = parseJson(meta.body, path, "the playbook record");
+  if (top === null || typeof top !== "object" || Array.isArray(top)) {
+    throw corruptDatabase(path, "the playbook record is not a JSON object");
+  }
+  const rows = new Map<number, { pos: number; id: string; body: string }>();
+  const fts = ftsQueryOfTerms(query.terms);
+  const limit = Math.floor(query.limit);
+  if (fts !== null && limit > 0) {
+    const found = db
+      .prepare(
+        `SELECT b.row, b.pos, b.id, b.body FROM bullets_fts JOIN bullets b ON b.row = bullets_fts.rowid
+         WHERE bullets_fts MATCH ? AND b.state <> 'retired' AND b.maturity <> 'deprecated' AND b.deprecated = 0
+         ORDER BY bm25(bullets_fts), b.pos LIMIT ?`,
+      )
+      .raw()
+      .all(fts, limit) as Array<[number, number, string, string]>;
+    for (const [row, pos, id, body] of found) rows.set(row, { pos, id, body });
+  }
+  const ids = query.ids ?? [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const byId = db
+      .prepare(`SELECT row, pos, id, body FROM bullets WHERE id IN (${chunk.map(() => "?").join(",")})`)
+      .raw()
+      .all(...chunk) as Array<[number, number, string, string]>;
+    for (const [row, pos, id, body] of byId) rows.set(row, { pos, id, body });
+  }
+  const ordered = [...rows.entries()].sort((a, b) => a[1].pos - b[1].pos || a[0] - b[0]);
+  const bullets = ordered.map(([row, r]) => parseJson(r.body, path, `bullet ${JSON.stringify(r.id)} (row ${row})`));
+  const parsed = PlaybookSchema.safeParse({ ...(top as Record<string, unknown>), bullets });
+  if (!parsed.success) throw corruptDatabase(path, issueText(parsed.error), parsed.error);
+  return parsed.data;
+}

@@ -33,6 +33,7 @@ import {
 } from "@cass-memory/core";
 import type {
   BlockedEntry,
+  BulletCandidateIndex,
   CostEntry,
   CostLedger,
   CostTotals,
@@ -64,6 +65,7 @@ import {
   decodeBullet,
   emptyStored,
   readStoredPlaybook,
+  readCandidatePlaybook,
   searchCandidates,
   writeStoredPlaybook,
   type BulletCandidate,
@@ -125,6 +127,8 @@ export interface CandidateSearchOptions {
 
 /** The Store port plus what only a database can offer. */
 export interface SqliteStore extends Store {
+  /** Candidate bullets for `context` from the full-text index (see the port). */
+  readonly candidates: BulletCandidateIndex;
   /** The database file of each layer (`repo` null outside a repository). */
   readonly databases: { global: string; repo: string | null };
   /**
@@ -635,6 +639,19 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     return found;
   }
 
+  const candidates: BulletCandidateIndex = {
+    async countBullets(layer) {
+      const ldb = dbOf(layer);
+      if (ldb === null) return 0;
+      return ldb.read((db) => Number(db.prepare("SELECT count(*) FROM bullets").pluck().get()), 0);
+    },
+    async readCandidates(layer, query) {
+      const ldb = dbOf(layer);
+      if (ldb === null) return null;
+      return ldb.read((db) => readCandidatePlaybook(db, ldb.path, layer, query), null);
+    },
+  };
+
   async function schemaVersion(layer: Layer): Promise<number | null> {
     const ldb = dbOf(layer);
     if (ldb === null) return null;
@@ -656,6 +673,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     databases: { global: globalDb.path, repo: repoDb?.path ?? null },
     readPlaybook,
     mutatePlaybook,
+    candidates,
     readJournal,
     readBlocked,
     appendBlocked,

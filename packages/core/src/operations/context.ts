@@ -13,7 +13,8 @@ import { defineOperation } from "../operation.js";
 import type { DegradedInfo, HistoryHit, OperationDeps } from "../ports.js";
 import { isActiveBullet, isAntiPattern, type DeprecatedPattern } from "../schemas/playbook.js";
 import { TraumaEntrySchema, type TraumaEntry } from "../schemas/records.js";
-import { loadMergedPlaybook, requireNonEmpty, requirePositiveInt } from "./shared.js";
+import { loadContextPlaybook } from "./context-playbook.js";
+import { requireNonEmpty, requirePositiveInt } from "./shared.js";
 
 export const CONTEXT_HISTORY_TIMEOUT_MS = 8_000;
 export const SNIPPET_MAX_CHARS = 300;
@@ -125,7 +126,7 @@ export const contextOperation = defineOperation({
 
     const now = deps.clock.now();
     const sanitizer = compileSanitizer(deps.config.sanitization);
-    const [playbook, traumaWarning] = await Promise.all([loadMergedPlaybook(deps), findTraumaWarning(deps, task)]);
+    const [{ playbook }, traumaWarning] = await Promise.all([loadContextPlaybook(deps, task), findTraumaWarning(deps, task)]);
 
     const rankingWorkspace = input.workspace ?? input.currentDir;
     // Rank enough extra rules that every rule a failed check pushes down can be replaced.

@@ -1,0 +1,102 @@
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CANDIDATE_RETRIEVAL_MIN_BULLETS, contextOperation, runOperation, type Bullet, type Store } from "@cass-memory/core";
+import { createTestBullet, createTestDeps } from "@cass-memory/core/testing";
+import { closeStores, makeStore, tempDir } from "./helpers.js";
+
+const NOW = "2026-01-02T03:04:05.678Z";
+const TOPICS = ["kafka consumer lag", "terraform state drift", "webpack bundle size", "gradle daemon memory", "nginx upstream timeout", "redis eviction policy"];
+
+/** A large playbook: filler rules about unrelated topics, plus a few about database migrations. */
+function fillerBullets(count: number): Bullet[] {
+  const out: Bullet[] = [];
+  for (let i = 0; i < count; i++) {
+    const topic = TOPICS[i % TOPICS.length]!;
+    out.push(createTestBullet({ id: `b-fill-${i}`, category: "ops", content: `Check ${topic} before release ${i}`, createdAt: NOW, updatedAt: NOW }));
+  }
+  return out;
+}
+
+const relevant = (id: string, content: string, extra: Record<string, unknown> = {}) =>
+  createTestBullet({ id, category: "database", content, createdAt: NOW, updatedAt: NOW, ...extra });
+
+let dir = "";
+let cleanup: () => Promise<void> = async () => undefined;
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+});
+afterEach(async () => {
+  closeStores();
+  await cleanup();
+});
+
+describe("context on a large SQLite playbook reads candidates from the full-text index", () => {
+  it("finds the same rules as a whole-playbook read, with repo overrides and the blocked log applied", async () => {
+    const store = makeStore({ globalDir: join(dir, "home"), repoDir: join(dir, "repo", ".cass") });
+    await store.mutatePlaybook("global", (pb) => {
+      pb.bullets.push(...fillerBullets(CANDIDATE_RETRIEVAL_MIN_BULLETS));
+      pb.bullets.push(
+        relevant("b-mig-1", "Run database migrations inside a transaction so a failed migration rolls back"),
+        relevant("b-mig-2", "Never edit a migration that has already been applied in production"),
+        relevant("b-mig-3", "Back up the database before running destructive migrations"),
+        relevant("b-mig-old", "Squash database migrations every release", { deprecated: true }),
+        relevant("b-mig-repo", "Global wording of the migration naming rule"),
+      );
+    });
+    // The repo layer overrides b-mig-repo with wording that shares no word with the task.
+    await store.mutatePlaybook("repo", (pb) => {
+      pb.bullets.push(relevant("b-mig-repo", "Name files YYYYMMDDHHMM_description.sql"));
+      pb.bullets.push(relevant("b-repo-own", "Keep database migrations reversible with a down step"));
+    });
+    await store.appendBlocked("global", [{ id: "b-mig-3", content: "Back up the database before running destructive migrations", reason: "wrong for us", timestamp: NOW } as never]);
+
+    const task = "write a database migration for the orders table";
+    let indexReads = 0;
+    const counted: Store = {
+      ...store,
+      candidates: {
+        countBullets: (layer) => store.candidates.countBullets(layer),
+        readCandidates: (layer, query) => (indexReads++, store.candidates.readCandidates(layer, query)),
+      },
+    } as Store;
+    const viaIndex = await runOperation(contextOperation, createTestDeps(counted), { task, noHistory: true, limit: 20 });
+    // Global and repo candidates, then the repo bullet overriding a global candidate.
+    expect(indexReads).toBe(3);
+    // The same store without its index: the whole playbook is read and merged.
+    const whole: Store = { ...store, candidates: undefined } as Store;
+    const viaWholeRead = await runOperation(contextOperation, createTestDeps(whole), { task, noHistory: true, limit: 20 });
+
+    const ids = (r: typeof viaIndex) => r.relevantBullets.map((b) => b.id).sort();
+    expect(ids(viaIndex)).toEqual(ids(viaWholeRead));
+    expect(ids(viaIndex)).toEqual(["b-mig-1", "b-mig-2", "b-repo-own"]);
+    // The override is the repo's wording even though only the global bullet matched the task.
+    expect(viaIndex.relevantBullets.find((b) => b.id === "b-mig-repo")).toBeUndefined();
+  });
+
+  it("reads the whole playbook below the threshold (identical results on small playbooks)", async () => {
+    const store = makeStore({ globalDir: join(dir, "home"), repoDir: null });
+    await store.mutatePlaybook("global", (pb) => {
+      pb.bullets.push(...fillerBullets(50), relevant("b-mig-1", "Run database migrations inside a transaction"));
+    });
+    expect(await store.candidates.countBullets("global")).toBe(51);
+    const result = await runOperation(contextOperation, createTestDeps(store), { task: "database migration", noHistory: true });
+    expect(result.relevantBullets.map((b) => b.id)).toEqual(["b-mig-1"]);
+  });
+
+  it("returns candidates in playbook order, limited, active only, plus the bullets asked for by id", async () => {
+    const store = makeStore({ globalDir: join(dir, "home"), repoDir: null });
+    await store.mutatePlaybook("global", (pb) => {
+      pb.bullets.push(
+        relevant("b-1", "kafka consumer alert"),
+        relevant("b-2", "unrelated rule"),
+        relevant("b-3", "kafka partitions", { deprecated: true }),
+        relevant("b-4", "kafka kafka consumer consumer lag lag"),
+      );
+    });
+    const all = await store.candidates.readCandidates("global", { terms: ["kafka", "lag"], limit: 10 });
+    expect(all?.bullets.map((b) => b.id)).toEqual(["b-1", "b-4"]);
+    const one = await store.candidates.readCandidates("global", { terms: ["kafka", "lag"], limit: 1, ids: ["b-3"] });
+    expect(one?.bullets.map((b) => b.id)).toEqual(["b-3", "b-4"]);
+    expect(await store.candidates.readCandidates("global", { terms: ['"; DROP', "*"], limit: 5 })).toMatchObject({ bullets: [] });
+  });
+});
