@@ -59,6 +59,7 @@ export type {
   MutationTx,
   OperationDeps,
   SessionSummary,
+  MutationScope,
   StarterFile,
   Store,
   RuntimeReport,

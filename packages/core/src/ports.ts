@@ -77,6 +77,16 @@ export interface LogReadResult {
   malformed: number;
 }
 
+/**
+ * A caller's promise that a playbook mutation reads and changes only the bullets with these ids
+ * (which it may also remove) and may append new bullets; it does not reorder bullets. A store may
+ * then hand `fn` a playbook holding only those bullets and write only them — one rule's feedback
+ * on a 100,000-rule SQLite playbook touches one row. Stores that read the whole file ignore it.
+ */
+export interface MutationScope {
+  bulletIds?: readonly string[];
+}
+
 /** Handed to a playbook mutation alongside the playbook. */
 export interface MutationTx {
   /**
@@ -145,7 +155,7 @@ export interface Store {
    * nothing is written and the error propagates. A corrupt file is never overwritten.
    * `repo` outside a repository throws `CONFIG_INVALID`.
    */
-  mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>): Promise<T>;
+  mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>, options?: MutationScope): Promise<T>;
 
   /** The layer's audit journal, oldest first. Malformed lines are skipped. Empty when absent. */
   readJournal(layer: Layer): Promise<JournalEvent[]>;

@@ -175,6 +175,36 @@ export function runStoreContract<S extends Store>(
         expect(read?.bullets[0]?.feedbackEvents).toEqual([{ type: "helpful", timestamp: NOW_ISO, sessionPath: "/s.jsonl" }]);
       });
 
+      it("a mutation scoped to some bullets changes, removes and appends only what fn did", async () => {
+        const store = await makeStore(ctx);
+        await store.mutatePlaybook("global", (pb) => {
+          pb.bullets.push(makeBullet("b-1"), makeBullet("b-2"), makeBullet("b-3"), makeBullet("b-4"));
+        });
+        const seen = await store.mutatePlaybook(
+          "global",
+          (pb) => {
+            const ids = pb.bullets.map((b) => b.id);
+            const b2 = pb.bullets.find((b) => b.id === "b-2");
+            if (!b2) throw new Error("b-2 missing");
+            b2.content = "changed in scope";
+            pb.bullets = pb.bullets.filter((b) => b.id !== "b-3");
+            pb.bullets.push(makeBullet("b-new"));
+            return ids;
+          },
+          { bulletIds: ["b-2", "b-3", "b-absent"] },
+        );
+        // A store may hand fn the whole playbook or only the scoped bullets; either way these are there.
+        expect(seen).toEqual(expect.arrayContaining(["b-2", "b-3"]));
+        const read = await store.readPlaybook("global");
+        expect(ids(read)).toEqual(["b-1", "b-2", "b-4", "b-new"]);
+        expect(read?.bullets[1]?.content).toBe("changed in scope");
+        expect(read?.bullets[0]).toEqual(makeBullet("b-1"));
+        expect(read?.bullets[2]).toEqual(makeBullet("b-4"));
+        // The next unscoped mutation sees the same thing.
+        await store.mutatePlaybook("global", (pb) => void pb.bullets.push(makeBullet("b-last")));
+        expect(ids(await store.readPlaybook("global"))).toEqual(["b-1", "b-2", "b-4", "b-new", "b-last"]);
+      });
+
       it("fills schema defaults for bullets given with only the required fields", async () => {
         const store = await makeStore(ctx);
         await store.mutatePlaybook("global", (pb) => {

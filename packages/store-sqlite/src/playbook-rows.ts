@@ -26,6 +26,8 @@ export interface StoredPlaybook {
   metaJson: string;
   rows: BulletRow[];
   revision: number;
+  /** Only some of the playbook's bullets were read (readStoredSubset): the others are left alone. */
+  partial?: boolean;
 }
 
 function issueText(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): string {
@@ -63,6 +65,38 @@ export function readStoredPlaybook(db: Db, path: string, layer: Layer): StoredPl
   const parsed = PlaybookSchema.safeParse({ ...(top as Record<string, unknown>), bullets });
   if (!parsed.success) throw corruptDatabase(path, issueText(parsed.error), parsed.error);
   return { playbook: parsed.data, metaJson: meta.body, rows, revision: meta.revision };
+}
+
+/**
+ * Like readStoredPlaybook, but with only the bullets whose id is in `ids` (in playbook order): what
+ * a mutation scoped to those bullets needs (see MutationScope). `partial` is set so that the write
+ * touches only these rows.
+ */
+export function readStoredSubset(db: Db, path: string, layer: Layer, ids: readonly string[]): StoredPlaybook | null {
+  const meta = db.prepare("SELECT body, revision FROM playbook WHERE id = 1").get() as { body: string; revision: number } | undefined;
+  if (meta === undefined) return null;
+  const top = parseJson(meta.body, path, "the playbook record");
+  if (top === null || typeof top !== "object" || Array.isArray(top)) {
+    throw corruptDatabase(path, "the playbook record is not a JSON object");
+  }
+  const raw: Array<[number, number, string, string]> = [];
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += 500) {
+    const chunk = unique.slice(i, i + 500);
+    raw.push(
+      ...(db.prepare(`SELECT row, pos, id, body FROM bullets WHERE id IN (${chunk.map(() => "?").join(",")})`).raw().all(...chunk) as Array<
+        [number, number, string, string]
+      >),
+    );
+  }
+  raw.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+  const rows: BulletRow[] = raw.map(([row, pos, id, body]) => {
+    const value = parseJson(body, path, `bullet ${JSON.stringify(id)} (row ${row})`);
+    return { row, pos, id, body, value: (value ?? {}) as BulletRow["value"] };
+  });
+  const parsed = PlaybookSchema.safeParse({ ...(top as Record<string, unknown>), bullets: rows.map((r) => r.value) });
+  if (!parsed.success) throw corruptDatabase(path, issueText(parsed.error), parsed.error);
+  return { playbook: parsed.data, metaJson: meta.body, rows, revision: meta.revision, partial: true };
 }
 
 /** An empty playbook of the layer, as a first mutation starts from. */
@@ -125,7 +159,8 @@ function longestIncreasing(positions: readonly number[]): Set<number> {
 
 /**
  * Writes `next` over `stored` inside the caller's write transaction: the playbook row, then only
- * the bullet rows that were added, removed, changed or moved. Returns the new revision.
+ * the bullet rows that were added, removed, changed or moved. Returns the new revision. When
+ * `stored` is partial, rows that were not read are neither moved nor removed.
  */
 export function writeStoredPlaybook(db: Db, stored: StoredPlaybook, next: Playbook, nowIso: string): number {
   const revision = stored.revision + 1;
@@ -154,7 +189,15 @@ export function writeStoredPlaybook(db: Db, stored: StoredPlaybook, next: Playbo
   // Positions: kept rows stay; the others are spread over the gaps between kept neighbours.
   const positions = new Array<number>(next.bullets.length);
   let renumber = false;
-  for (let i = 0; i < next.bullets.length; ) {
+  if (stored.partial) {
+    // Only some rows were read: matched rows keep their place, new bullets go after the last row.
+    let end = Number(db.prepare("SELECT coalesce(max(pos), -1) FROM bullets").pluck().get());
+    for (let i = 0; i < next.bullets.length; i += 1) {
+      const row = match[i];
+      positions[i] = row !== undefined ? row.pos : (end += POSITION_STEP);
+    }
+  }
+  for (let i = 0; i < next.bullets.length && !stored.partial; ) {
     if (kept.has(i)) {
       positions[i] = (match[i] as BulletRow).pos;
       i += 1;

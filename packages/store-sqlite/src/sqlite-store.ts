@@ -35,6 +35,7 @@ import type {
   BlockedEntry,
   BulletCandidateIndex,
   CostEntry,
+  MutationScope,
   CostLedger,
   CostTotals,
   DiaryEntry,
@@ -67,6 +68,7 @@ import {
   readStoredPlaybook,
   readCandidatePlaybook,
   searchCandidates,
+  readStoredSubset,
   writeStoredPlaybook,
   type BulletCandidate,
 } from "./playbook-rows.js";
@@ -238,10 +240,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     }, null);
   }
 
-  async function mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>): Promise<T> {
+  async function mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>, scope?: MutationScope): Promise<T> {
     const ldb = requireDb(layer);
     return ldb.write(async (db) => {
-      const stored = readStoredPlaybook(db, ldb.path, layer) ?? emptyStored(layer);
+      // A mutation scoped to a few bullets reads and writes only their rows.
+      const stored =
+        (scope?.bulletIds !== undefined ? readStoredSubset(db, ldb.path, layer, scope.bulletIds) : readStoredPlaybook(db, ldb.path, layer)) ??
+        emptyStored(layer);
       const queued: JournalEvent[] = [];
       const value = await fn(stored.playbook, { journal: (events) => void queued.push(...events) });
       const checked = validatePlaybookForWrite(stored.playbook, ldb.path);

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CANDIDATE_RETRIEVAL_MIN_BULLETS, contextOperation, runOperation, type Bullet, type Store } from "@cass-memory/core";
+import { CANDIDATE_RETRIEVAL_MIN_BULLETS, contextOperation, forgetOperation, markOperation, runOperation, type Bullet, type Store } from "@cass-memory/core";
 import { createTestBullet, createTestDeps } from "@cass-memory/core/testing";
-import { closeStores, makeStore, tempDir } from "./helpers.js";
+import { closeStores, makeStore, tempDir, withDb } from "./helpers.js";
 
 const NOW = "2026-01-02T03:04:05.678Z";
 const TOPICS = ["kafka consumer lag", "terraform state drift", "webpack bundle size", "gradle daemon memory", "nginx upstream timeout", "redis eviction policy"];
@@ -98,5 +98,33 @@ describe("context on a large SQLite playbook reads candidates from the full-text
     const one = await store.candidates.readCandidates("global", { terms: ["kafka", "lag"], limit: 1, ids: ["b-3"] });
     expect(one?.bullets.map((b) => b.id)).toEqual(["b-3", "b-4"]);
     expect(await store.candidates.readCandidates("global", { terms: ['"; DROP', "*"], limit: 5 })).toMatchObject({ bullets: [] });
+  });
+});
+
+describe("operations on one rule read and write only that rule's rows", () => {
+  it("mark and forget touch only the scoped rows (an undecodable unrelated row is never read)", async () => {
+    const globalDir = join(dir, "home");
+    const store = makeStore({ globalDir, repoDir: null });
+    await store.mutatePlaybook("global", (pb) => {
+      pb.bullets.push(...fillerBullets(20), relevant("b-target", "Run database migrations inside a transaction"));
+    });
+    // Break an unrelated row: a whole-playbook read would now fail with PLAYBOOK_CORRUPT.
+    withDb(join(globalDir, "cass-memory.sqlite"), "global", (db) => db.prepare("UPDATE bullets SET body = '{broken' WHERE id = 'b-fill-3'").run());
+    await expect(store.readPlaybook("global")).rejects.toMatchObject({ code: "PLAYBOOK_CORRUPT" });
+
+    const deps = createTestDeps(store);
+    const marked = await runOperation(markOperation, deps, { bulletId: "b-target", helpful: true, session: "/s/one.jsonl" });
+    expect(marked).toMatchObject({ bulletId: "b-target", type: "helpful" });
+    await runOperation(forgetOperation, deps, { bulletId: "b-fill-7", reason: "obsolete" });
+
+    withDb(join(globalDir, "cass-memory.sqlite"), "global", (db) => {
+      const body = (id: string) => JSON.parse(db.prepare("SELECT body FROM bullets WHERE id = ?").pluck().get(id) as string) as Bullet;
+      expect(body("b-target").helpfulCount).toBe(1);
+      expect(body("b-target").feedbackEvents).toHaveLength(1);
+      expect(body("b-fill-7").deprecated).toBe(true);
+      expect(db.prepare("SELECT body FROM bullets WHERE id = 'b-fill-3'").pluck().get()).toBe("{broken");
+      const events = db.prepare("SELECT bullet_id FROM journal ORDER BY seq").pluck().all();
+      expect(events).toEqual(["b-target", "b-fill-7"]);
+    });
   });
 });

@@ -72,7 +72,7 @@ export const forgetOperation = defineOperation({
       }
       playbook.bullets[index] = deprecateBullet(original, reason, nowIso, inverted);
       return { antiPatternId: inverted, content: original.content };
-    });
+    }, { bulletIds: [bulletId] });
     // Blocked after the deprecation is on disk: a failure here leaves a deprecated rule (still out
     // of context), never a blocked entry for a rule that was not forgotten.
     await deps.store.appendBlocked(located.layer, [

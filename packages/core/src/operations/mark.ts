@@ -69,6 +69,6 @@ export const markOperation = defineOperation({
         newState: updated.maturity,
         effectiveScore: getEffectiveScore(updated, now, deps.config),
       };
-    });
+    }, { bulletIds: [bulletId] });
   },
 });

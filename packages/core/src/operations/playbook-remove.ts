@@ -85,13 +85,13 @@ export const playbookRemoveOperation = defineOperation({
         const index = requireBulletIndex(playbook, id, notFound);
         const [removed] = playbook.bullets.splice(index, 1);
         return removed!.content;
-      });
+      }, { bulletIds: [id] });
       return { id, action: "deleted", path: located.path, preview: preview(removedContent) };
     }
     await mutatePlaybookJournaled(deps, located.layer, { operation: "remove", reason: reason ?? DEFAULT_REMOVE_REASON }, (playbook) => {
       const index = requireBulletIndex(playbook, id, notFound);
       playbook.bullets[index] = deprecateBullet(playbook.bullets[index]!, reason ?? DEFAULT_REMOVE_REASON, deps.clock.now().toISOString());
-    });
+    }, { bulletIds: [id] });
     return { id, action: "deprecated" };
   },
 });

@@ -1,7 +1,7 @@
 import { AppError } from "../errors.js";
 import { diffForJournal, snapshotBullets } from "../domain/journal.js";
 import { mergePlaybooks } from "../domain/merge.js";
-import type { Layer, OperationDeps } from "../ports.js";
+import type { Layer, MutationScope, OperationDeps } from "../ports.js";
 import type { Bullet, Playbook } from "../schemas/playbook.js";
 import type { JournalOperation } from "../schemas/records.js";
 
@@ -31,12 +31,16 @@ export interface LocatedBullet {
  */
 export async function locateBullet(deps: OperationDeps, id: string): Promise<LocatedBullet | null> {
   const { repoPlaybook, globalPlaybook } = deps.store.locations;
+  // A store with an index reads just that bullet, not whole playbooks.
+  const index = deps.store.candidates;
+  const read = (layer: Layer) =>
+    index !== undefined ? index.readCandidates(layer, { terms: [], limit: 0, ids: [id] }) : deps.store.readPlaybook(layer);
   if (repoPlaybook !== null) {
-    const repo = await deps.store.readPlaybook("repo");
+    const repo = await read("repo");
     const found = repo?.bullets.find((b) => b.id === id);
     if (found) return { layer: "repo", bullet: found, path: repoPlaybook };
   }
-  const global = await deps.store.readPlaybook("global");
+  const global = await read("global");
   const found = global?.bullets.find((b) => b.id === id);
   return found ? { layer: "global", bullet: found, path: globalPlaybook } : null;
 }
@@ -102,6 +106,7 @@ export function mutatePlaybookJournaled<T>(
   layer: Layer,
   meta: MutationMeta,
   fn: (playbook: Playbook) => T | Promise<T>,
+  scope?: MutationScope,
 ): Promise<T> {
   return deps.store.mutatePlaybook(layer, async (playbook, tx) => {
     const before = snapshotBullets(playbook);
@@ -116,5 +121,5 @@ export function mutatePlaybookJournaled<T>(
       }),
     );
     return result;
-  });
+  }, scope);
 }
