@@ -68,6 +68,30 @@ export type {
   WorkspaceFiles,
 } from "./ports.js";
 export type { StoreSection, StoreSectionKind, StoreTransfer } from "./storage/transfer.js";
+export {
+  TRANSFER_LOG_NAMES,
+  checkSection,
+  distinctDiaries,
+  emptySection,
+  isCostMonth,
+  layerSectionKeys,
+  parseSectionKey,
+  sectionHoldsData,
+  sectionKeyOf,
+  sectionLayer,
+  sortSectionKeys,
+} from "./storage/sections.js";
+export type { SectionAddress } from "./storage/sections.js";
+export { migrateSections, summarizeSection, verifySections } from "./storage/migrate.js";
+export type {
+  MigrateSectionsOptions,
+  MigrateSectionsResult,
+  SectionDifference,
+  SectionProgress,
+  SectionSummary,
+  VerifySectionsOptions,
+  VerifySectionsResult,
+} from "./storage/migrate.js";
 
 export { defineOperation, formatZodIssues, runOperation } from "./operation.js";
 export {

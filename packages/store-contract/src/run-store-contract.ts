@@ -6,6 +6,7 @@ import { isAppError } from "@cass-memory/core";
 import type { BlockedEntry, CostEntry, JournalEvent, Layer, LogName, OnboardingState, Playbook, ProcessedSession, Store } from "@cass-memory/core";
 import { AWKWARD_STRINGS, NOW_ISO, UNKNOWN_BULLET_FIELDS, makeBullet } from "./awkward-values.js";
 import { registerLearningContract } from "./learning-contract.js";
+import { registerTransferContract } from "./transfer-contract.js";
 
 export interface StoreContractContext {
   /** A fresh, empty temp directory for the global layer (it may not exist yet inside: `<tmp>/home/.cass-memory`). */
@@ -939,6 +940,16 @@ export function runStoreContract<S extends Store>(
     });
 
     registerLearningContract({
+      makeStore,
+      options,
+      context: () => ctx,
+      setNow: (date) => {
+        fakeNow = date;
+      },
+      slow,
+    });
+
+    registerTransferContract({
       makeStore,
       options,
       context: () => ctx,

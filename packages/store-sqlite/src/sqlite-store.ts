@@ -59,6 +59,7 @@ import type {
 } from "@cass-memory/core";
 import { LayerDatabase, type Db, type SynchronousMode } from "./database.js";
 import { createSqliteDiagnostics } from "./diagnostics.js";
+import { createSqliteTransfer } from "./transfer.js";
 import { backupFile, mutateConfigJson, readStarterDir, type YamlParser } from "./files.js";
 import { atomicWriteFile, DEFAULT_LOCK_TIMEOUT_MS, withLock, withNamedLock, type LockOptions } from "@cass-memory/node-files";
 import {
@@ -67,8 +68,8 @@ import {
   emptyStored,
   readStoredPlaybook,
   readCandidatePlaybook,
-  searchCandidates,
   readStoredSubset,
+  searchCandidates,
   writeStoredPlaybook,
   type BulletCandidate,
 } from "./playbook-rows.js";
@@ -698,6 +699,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     exclusive,
     layerStatus,
     initialize,
+    transfer: createSqliteTransfer({ globalDb, repoDb, logger, logFiles: LOG_FILES }),
     diagnose: diagnostics.diagnose,
     applyFix: diagnostics.applyFix,
     searchBulletCandidates,

@@ -32,6 +32,7 @@ import { appendJsonl, listDir, readError, readJsonl } from "@cass-memory/node-fi
 import { withLock } from "@cass-memory/node-files";
 import { createLearningFiles } from "./learning-files.js";
 import { createOnboardingFiles } from "./onboarding.js";
+import { createYamlTransfer } from "./transfer.js";
 import type { LockOptions } from "@cass-memory/node-files";
 import { ParseCache, sha256Hex } from "./parse-cache.js";
 import { REPO_PLAYBOOK_HEADER, decodePlaybook, fromYaml, leadingComments, toYaml } from "./yaml-codec.js";
@@ -453,6 +454,22 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     exclusive: learning.exclusive,
     layerStatus,
     initialize,
+    transfer: createYamlTransfer({
+      globalDir,
+      repoDir,
+      diaryDir: options.diaryDir ?? join(globalDir, "diary"),
+      logger,
+      lockOptions,
+      logFiles: LOG_FILES,
+      playbookPath: playbookPathOf,
+      journalPath: journalPathOf,
+      loadPlaybook: async (layer) => {
+        const path = playbookPathOf(layer);
+        return path === null ? null : ((await load(path, layer))?.playbook ?? null);
+      },
+      listDiaries: () => learning.listDiaries(),
+      readOnboardingState: onboarding.readOnboardingState,
+    }),
     diagnose: diagnostics.diagnose,
     applyFix: diagnostics.applyFix,
   };

@@ -5,6 +5,8 @@ import { decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validateP
 import { PLAYBOOK_SCHEMA_VERSION, PlaybookSchema, createEmptyPlaybook } from "../schemas/playbook.js";
 import type { BlockedEntry, Playbook } from "../schemas/playbook.js";
 import { COST_DIR, COST_TOTAL_FILE, addCost, decodeCostTotals, monthlyCostFile } from "../domain/costs.js";
+import { checkSection, distinctDiaries, emptySection, isCostMonth, layerSectionKeys, parseSectionKey, sectionHoldsData, sectionLayer, sortSectionKeys } from "../storage/sections.js";
+import type { StoreSection, StoreTransfer } from "../storage/transfer.js";
 import { DiaryEntrySchema, JournalEventSchema, type DiaryEntry, type JournalEvent, type OnboardingState, type ProcessedSession } from "../schemas/records.js";
 import {
   ONBOARDING_STATE_FILE,
@@ -19,6 +21,8 @@ import {
   processedLogFileName,
 } from "../operations/onboard-records.js";
 import type {
+  CostEntry,
+  CostTotals,
   FixResult,
   FixableIssue,
   HealthCheck,
@@ -432,9 +436,200 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   /** Insertion order of diary files stands in for their mtimes (shared by the stores of one backing). */
   const diaryOrder = diaryOrderOf(files);
 
+  // -------------------------------------------------------------------------------------------
+  // Transfer (`cm storage migrate` between memory stores): the same sections as the file stores.
+
+  const processedPath = (log: string): string => join(join(globalDir, PROCESSED_LOG_DIR), processedLogFileName(log));
+  const totalCostPath = join(costDir, COST_TOTAL_FILE);
+  const toxicPath = (dir: string, layer: Layer): string => join(dir, layer === "global" ? "toxic_bullets.log" : "toxic.log");
+  const MONTHLY = /^monthly-(\d{4}-\d{2})\.jsonl$/;
+
+  /** Replaces a JSONL "file"; with no records an existing file is emptied and a missing one not created. */
+  function setJsonLines(path: string, records: readonly unknown[]): void {
+    if (records.length === 0) {
+      if (files.has(path)) files.set(path, "");
+      return;
+    }
+    files.set(path, records.map((record) => JSON.stringify(record)).join("\n") + "\n");
+  }
+
+  /** Diary "files" directly in the diary directory. */
+  function diaryPaths(): string[] {
+    const prefix = join(diaryDir, "");
+    return [...files.keys()].filter((path) => path.startsWith(prefix) && path.endsWith(".json") && !path.slice(prefix.length).includes("/"));
+  }
+
+  function costMonths(): Array<{ month: string; path: string }> {
+    const prefix = join(costDir, "");
+    const found: Array<{ month: string; path: string }> = [];
+    for (const path of files.keys()) {
+      if (!path.startsWith(prefix)) continue;
+      const match = MONTHLY.exec(path.slice(prefix.length));
+      if (match !== null && isCostMonth(match[1] as string)) found.push({ month: match[1] as string, path });
+    }
+    return found.sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+  }
+
+  async function readSection(key: string): Promise<StoreSection> {
+    const address = parseSectionKey(key);
+    const empty = emptySection(key);
+    const layer = sectionLayer(address);
+    const dir = layer === null ? globalDir : dirOf(layer);
+    if (dir === null) return empty;
+    switch (empty.kind) {
+      case "playbook":
+        return { ...empty, playbook: decode(playbookPath(empty.layer) as string, empty.layer) };
+      case "journal": {
+        const { values, malformed } = parseJsonLines(files.get(join(dir, LOG_FILES.events)));
+        const events: JournalEvent[] = [];
+        let skipped = malformed;
+        for (const value of values) {
+          const parsed = JournalEventSchema.safeParse(value);
+          if (parsed.success) events.push(parsed.data);
+          else skipped += 1;
+        }
+        return { ...empty, events, skipped };
+      }
+      case "blocked": {
+        const blocked = parseJsonLines(files.get(join(dir, "blocked.log")));
+        const toxic = parseJsonLines(files.get(toxicPath(dir, empty.layer)));
+        return { ...empty, blocked: blocked.values, toxic: toxic.values, skipped: blocked.malformed + toxic.malformed };
+      }
+      case "log": {
+        const { values, malformed } = parseJsonLines(files.get(join(dir, LOG_FILES[empty.log])));
+        return { ...empty, records: values, skipped: malformed };
+      }
+      case "diaries": {
+        const paths = diaryPaths();
+        const { entries } = distinctDiaries(await store.listDiaries());
+        return { ...empty, entries, skipped: Math.max(0, paths.length - entries.length) };
+      }
+      case "processed":
+        return { ...empty, records: decodeProcessedLog(files.get(processedPath(empty.log))).records };
+      case "onboarding":
+        return { ...empty, state: await store.readOnboardingState() };
+      case "costs": {
+        const months: Record<string, CostEntry[]> = {};
+        let skipped = 0;
+        for (const { month, path } of costMonths()) {
+          const { values, malformed } = parseJsonLines(files.get(path));
+          skipped += malformed;
+          if (values.length > 0) months[month] = values as CostEntry[];
+        }
+        let totals: CostTotals | null = null;
+        const text = files.get(totalCostPath);
+        if (text !== undefined && text.trim() !== "") {
+          try {
+            const value = JSON.parse(text) as unknown;
+            if (value !== null && typeof value === "object" && !Array.isArray(value)) totals = value as CostTotals;
+            else skipped += 1;
+          } catch {
+            skipped += 1;
+          }
+        }
+        return { ...empty, months, totals, skipped };
+      }
+    }
+  }
+
+  async function listSections(): Promise<string[]> {
+    const keys: string[] = [];
+    for (const layer of ["global", "repo"] as const) {
+      if (dirOf(layer) === null) continue;
+      for (const key of layerSectionKeys(layer)) {
+        if (key.endsWith("/playbook") ? files.has(playbookPath(layer) as string) : sectionHoldsData(await readSection(key))) keys.push(key);
+      }
+    }
+    if (diaryPaths().length > 0) keys.push("diaries");
+    const reflections = join(join(globalDir, PROCESSED_LOG_DIR), "");
+    for (const path of files.keys()) {
+      const match = /^(global|ws-[0-9a-f]{8})\.processed\.log$/.exec(path.startsWith(reflections) ? path.slice(reflections.length) : "");
+      if (match === null) continue;
+      const key = `processed/${match[1] as string}`;
+      if (sectionHoldsData(await readSection(key))) keys.push(key);
+    }
+    for (const key of ["onboarding", "costs"]) if (sectionHoldsData(await readSection(key))) keys.push(key);
+    return sortSectionKeys(keys);
+  }
+
+  async function writeSection(input: StoreSection): Promise<void> {
+    const section = checkSection(input);
+    const layer = sectionLayer(parseSectionKey(section.key));
+    const dir = layer === null ? globalDir : requireDir(layer);
+    switch (section.kind) {
+      case "playbook": {
+        const path = playbookPath(section.layer) as string;
+        const playbook = section.playbook;
+        await enqueue(path, async () => {
+          if (playbook === null) files.delete(path);
+          else files.set(path, JSON.stringify(playbook));
+        });
+        return;
+      }
+      case "journal": {
+        const events = section.events;
+        await enqueue(playbookPath(section.layer) as string, async () => setJsonLines(join(dir, LOG_FILES.events), events));
+        return;
+      }
+      case "blocked": {
+        const { blocked, toxic } = section;
+        const layerOf = section.layer;
+        await enqueue(join(dir, "blocked.log"), async () => {
+          setJsonLines(join(dir, "blocked.log"), blocked);
+          setJsonLines(toxicPath(dir, layerOf), toxic);
+        });
+        return;
+      }
+      case "log":
+        setJsonLines(join(dir, LOG_FILES[section.log]), section.records);
+        return;
+      case "diaries": {
+        const wanted = new Set(section.entries.map((entry) => join(diaryDir, `${entry.id}.json`)));
+        for (const path of diaryPaths()) if (!wanted.has(path) && diaryOf(files.get(path)) !== null) files.delete(path);
+        // Oldest first, each a later "write" than the one before: the order the store lists them in.
+        for (const entry of [...section.entries].reverse()) {
+          const path = join(diaryDir, `${entry.id}.json`);
+          files.set(path, JSON.stringify(entry, null, 2));
+          diaryOrder.set(path, ++diarySeq);
+        }
+        return;
+      }
+      case "processed": {
+        const path = processedPath(section.log);
+        const lines = encodeProcessedSessions(section.records);
+        await enqueue(path, async () => {
+          if (lines.length > 0) files.set(path, `${PROCESSED_LOG_HEADER}\n${lines.join("\n")}\n`);
+          else if (files.has(path)) files.set(path, "");
+        });
+        return;
+      }
+      case "onboarding": {
+        const state = section.state;
+        await enqueue(onboardingPath, async () => {
+          if (state === null) files.delete(onboardingPath);
+          else files.set(onboardingPath, encodeOnboardingState(state));
+        });
+        return;
+      }
+      case "costs": {
+        const { months, totals } = section;
+        await enqueue(totalCostPath, async () => {
+          for (const { month, path } of costMonths()) if ((months[month] ?? []).length === 0) files.delete(path);
+          for (const [month, entries] of Object.entries(months)) if (entries.length > 0) setJsonLines(join(costDir, `monthly-${month}.jsonl`), entries);
+          if (totals === null) files.delete(totalCostPath);
+          else files.set(totalCostPath, JSON.stringify(totals, null, 2));
+        });
+        return;
+      }
+    }
+  }
+
+  const transfer: StoreTransfer = { listSections, readSection, writeSection };
+
   const store: MemoryStore = {
     locations,
     backing,
+    transfer,
 
     async writeDiary(entry) {
       const parsed = DiaryEntrySchema.safeParse(entry);
