@@ -33,11 +33,19 @@ function cjsBundle(entry: Record<string, string>, options: { external?: string[]
 
 export default defineConfig([
   // Everything except the LLM layer and the MCP server, which live in their own bundles.
-  { ...cjsBundle({ "cm-main": "src/cm.ts" }, { main: true, external: ["@cass-memory/llm", "@cass-memory/mcp"] }), define: { __CM_VERSION__: JSON.stringify(pkg.version) } },
+  // better-sqlite3 (a native module, a dependency of this package) is never bundled: the SQLite
+  // store that requires it is bundled, but only initialised when `storage.backend` is sqlite (the
+  // runtime imports it dynamically, which esbuild turns into a lazily run module), so other runs
+  // never load it.
+  {
+    ...cjsBundle({ "cm-main": "src/cm.ts" }, { main: true, external: ["@cass-memory/llm", "@cass-memory/mcp", "better-sqlite3"] }),
+    define: { __CM_VERSION__: JSON.stringify(pkg.version) },
+  },
   // The LLM layer, loaded on demand by reflect, diary, validate and audit (see src/llm.ts).
   cjsBundle({ "cm-llm": "src/llm.ts" }),
   // The MCP server (`cm serve`): the MCP SDK and its dependencies, loaded only by that command.
-  cjsBundle({ "cm-serve": "src/serve.ts" }, { external: ["@cass-memory/llm"] }),
+  // The SQLite store is not bundled here either: `cm serve` passes cm-main's loader to the server.
+  cjsBundle({ "cm-serve": "src/serve.ts" }, { external: ["@cass-memory/llm", "@cass-memory/store-sqlite", "better-sqlite3"] }),
   {
     entry: { cm: "src/bin.ts", "cm-mcp": "src/mcp-bin.ts" },
     format: ["esm"],

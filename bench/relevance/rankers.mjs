@@ -2,12 +2,15 @@
 // a rule that a ranker considers unrelated is simply absent from its list. `rules` are the records
 // of rules.json ({id, content, category, tags, kind?, isNegative?}).
 //
-//   current      our ranker (`rankBulletsForTask` from the built @cass-memory/core), all feedback
-//                and maturity neutral so that only relevance decides the order
+//   default      our ranker as shipped (`rankBulletsForTask` from the built @cass-memory/core,
+//                packages/core/dist): BM25F, identifier splitting, stemming, concept map, proximity
 //   original     the original cm's keyword scoring, written here from the description in
-//                reference §5.12 / §5.1 (independent of our port, so it doubles as a cross-check)
+//                reference §5.12 / §5.1 (independent of our code)
 //   bm25         Okapi BM25 over content + tags + category, identifier splitting and a Porter stemmer
 //   bm25-nostem  the same without stemming
+//
+// Feedback is neutral for all of them (no events, candidate maturity) unless a ranker is given a
+// `popular` set (the crowding variant, see loadRankers).
 import { existsSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -276,13 +279,19 @@ export async function loadCore() {
   return { core, testing: coreTesting };
 }
 
+/** Maturity and feedback of a "popular" rule in the crowding variant: proven, 10 helpful marks a day old. */
+export const POPULAR_HELPFUL = 10;
+
 /**
  * Playbook bullets for benchmark rules: active, candidate maturity, no feedback events, so the
- * effective score is the same for all of them and only relevance orders the list.
+ * effective score is the same for all of them and only relevance orders the list. Rules whose id is
+ * in `popular` are proven instead, with POPULAR_HELPFUL helpful marks from the day before BENCH_NOW.
  */
-export function rulesToBullets(testing, rules) {
-  return rules.map((rule) =>
-    testing.createTestBullet({
+export function rulesToBullets(testing, rules, popular = new Set()) {
+  const marked = new Date(BENCH_NOW.getTime() - 86_400_000).toISOString();
+  return rules.map((rule) => {
+    const isPopular = popular.has(rule.id);
+    return testing.createTestBullet({
       id: rule.id,
       content: rule.content,
       category: rule.category,
@@ -291,17 +300,44 @@ export function rulesToBullets(testing, rules) {
       isNegative: rule.isNegative === true,
       type: rule.isNegative === true || rule.kind === "anti_pattern" ? "anti-pattern" : "rule",
       state: "active",
-    }),
-  );
+      ...(isPopular
+        ? {
+            maturity: "proven",
+            helpfulCount: POPULAR_HELPFUL,
+            feedbackEvents: Array.from({ length: POPULAR_HELPFUL }, () => ({ type: "helpful", timestamp: marked })),
+          }
+        : {}),
+    });
+  });
 }
 
-/** Fixed evaluation time for our ranker (bullets carry no feedback, so it only fixes the clock). */
+/** Fixed evaluation time for our ranker. */
 export const BENCH_NOW = new Date("2026-11-23T00:00:00Z");
 
-/** The rankers by name, each `(rules, task) → ids`. Indexes are built once per rules array. */
+/** The original's effective score of a popular rule (10 fresh helpful × proven 1.5) and of a neutral one. */
+export const ORIGINAL_POPULAR_EFFECTIVE = POPULAR_HELPFUL * 1.5;
+
+/**
+ * The rankers by name, each `(rules, task, popular?) → ids`, where `popular` (a Set of rule ids)
+ * turns those rules into heavily used, proven rules for `default` and `original` (the keyword-only
+ * baselines ignore feedback). Indexes are built once per rules array (and popular set).
+ */
 export async function loadRankers() {
   const { core, testing } = await loadCore();
   const config = core.defaultConfig();
+  const bulletCache = new WeakMap();
+  const noPopular = new Set();
+  const bulletsFor = (rules, popular) => {
+    let byPopular = bulletCache.get(rules);
+    if (byPopular === undefined) bulletCache.set(rules, (byPopular = new Map()));
+    let bullets = byPopular.get(popular);
+    if (bullets === undefined) {
+      // Only the neutral set is kept: popular sets differ per task.
+      if (popular !== noPopular) byPopular.clear();
+      byPopular.set(popular, (bullets = rulesToBullets(testing, rules, popular)));
+    }
+    return bullets;
+  };
   const cached = (build) => {
     const cache = new WeakMap();
     return (rules) => {
@@ -310,13 +346,12 @@ export async function loadRankers() {
       return value;
     };
   };
-  const bulletsFor = cached((rules) => rulesToBullets(testing, rules));
   const bm25For = cached((rules) => createBm25(rules, { stem: true }));
   const bm25NoStemFor = cached((rules) => createBm25(rules, { stem: false }));
 
   return {
-    current: (rules, task) => {
-      const bullets = bulletsFor(rules);
+    default: (rules, task, popular = noPopular) => {
+      const bullets = bulletsFor(rules, popular);
       const result = core.rankBulletsForTask(bullets, task, {
         now: BENCH_NOW,
         config,
@@ -325,7 +360,8 @@ export async function loadRankers() {
       });
       return result.ranked.map((b) => b.id);
     },
-    original: (rules, task) => originalRank(rules, task),
+    original: (rules, task, popular = noPopular) =>
+      originalRank(rules, task, { effectiveScore: (rule) => (popular.has(rule.id) ? ORIGINAL_POPULAR_EFFECTIVE : 0) }),
     bm25: (rules, task) => bm25For(rules).search(task),
     "bm25-nostem": (rules, task) => bm25NoStemFor(rules).search(task),
   };

@@ -51,6 +51,16 @@ export async function loadLlm(): Promise<typeof import("@cass-memory/llm")> {
   return import("@cass-memory/llm");
 }
 
+/**
+ * Loads the SQLite store (`@cass-memory/store-sqlite`), only when `storage.backend` is sqlite. It is
+ * bundled into cm-main.cjs as a lazily run module, so better-sqlite3 (a native module, left to
+ * `require`) is loaded only here. `cm serve` hands this loader to the server's runtime, so that
+ * cm-serve.cjs need not bundle the store.
+ */
+export function loadSqliteStore(): Promise<typeof import("@cass-memory/store-sqlite")> {
+  return import("@cass-memory/store-sqlite");
+}
+
 /** True when argv asks for JSON anywhere (used before a command has declared its mode). */
 export function argvWantsJson(argv: readonly string[]): boolean {
   for (let i = 0; i < argv.length; i++) {
@@ -78,7 +88,9 @@ export function createCliContext(argv: readonly string[], options: { verbose: bo
     runtime() {
       runtimePromise ??= import("@cass-memory/runtime").then((mod) => {
         ctx.loadedRuntimeModule = mod;
-        return mod.createRuntime({ cliName, verbose: options.verbose, loadLlm });
+        // `cm storage …` reports data left in the other backend itself (no start-up warning).
+        const quietStorageWarning = argv.slice(2).find((a) => !a.startsWith("-")) === "storage";
+        return mod.createRuntime({ cliName, verbose: options.verbose, loadLlm, loadSqliteStore, quietStorageWarning });
       });
       return runtimePromise;
     },

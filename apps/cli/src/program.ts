@@ -18,6 +18,7 @@ import { registerReflect } from "./commands/reflect.js";
 import { registerStarters } from "./commands/starters.js";
 import { registerServe } from "./commands/serve.js";
 import { registerSetup } from "./commands/setup.js";
+import { registerStorage } from "./commands/storage.js";
 import { VERSION } from "./version.js";
 
 /**
@@ -88,6 +89,7 @@ export function buildProgram(ctx: CliContext): Command {
       "  Playbook:  playbook list|get|add|remove|export|import, ls, add, rm",
       "  Insight:   stats, top, stale, why, similar",
       "  Setup:     init, setup <client>, serve (MCP), starters, playbook bootstrap",
+      "  Storage:   storage status, storage migrate --to sqlite|yaml",
       "  Health:    doctor (dr), privacy status|enable|disable|allow|deny",
       "  Onboard:   onboard status|gaps|sample|read|prompt|guided|mark-done|reset",
       "  Guides:    quickstart, project, --examples, --info",
@@ -112,5 +114,6 @@ export function buildProgram(ctx: CliContext): Command {
   registerOutcome(program, ctx);
   registerUsage(program, ctx);
   registerValidate(program, ctx);
+  registerStorage(program, ctx);
   return program;
 }

@@ -29,7 +29,7 @@ export interface RunOptions {
 function childEnv(options: RunOptions): NodeJS.ProcessEnv {
   // The user's own settings must not leak into tests; a test may still set any of them.
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: options.home, NO_COLOR: "1" };
-  for (const key of ["CASS_MEMORY_HOME", "XDG_DATA_HOME", "CASS_MEMORY_VERBOSE", "CASS_CONTEXT_LOG", "CASS_PATH", "CASS_MEMORY_EPISODIC", "CASS_MEMORY_LLM", "CM_REFLECTOR_STUBS", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GOOGLE_GENERATIVE_AI_API_KEY", "OLLAMA_BASE_URL", "OLLAMA_HOST", "CM_LLM_TIMEOUT_MS", "CM_LLM_TOTAL_TIMEOUT_MS", "MCP_HTTP_TOKEN", "MCP_HTTP_UNSAFE_NO_TOKEN", "MCP_HTTP_HOST", "MCP_HTTP_PORT"]) delete env[key];
+  for (const key of ["CASS_MEMORY_HOME", "XDG_DATA_HOME", "CASS_MEMORY_VERBOSE", "CASS_CONTEXT_LOG", "CASS_PATH", "CASS_MEMORY_EPISODIC", "CASS_MEMORY_LLM", "CM_REFLECTOR_STUBS", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GOOGLE_GENERATIVE_AI_API_KEY", "OLLAMA_BASE_URL", "OLLAMA_HOST", "CM_LLM_TIMEOUT_MS", "CM_LLM_TOTAL_TIMEOUT_MS", "MCP_HTTP_TOKEN", "MCP_HTTP_UNSAFE_NO_TOKEN", "MCP_HTTP_HOST", "MCP_HTTP_PORT", "CASS_MEMORY_STORAGE", "CASS_MEMORY_STORAGE_PATH", "CM_EMBEDDING_API_KEY", "CM_EMBEDDING_MODEL_DIR"]) delete env[key];
   Object.assign(env, options.env);
   for (const [k, v] of Object.entries(options.env ?? {})) if (v === undefined) delete env[k];
   return env;

@@ -39,6 +39,9 @@ export type {
   ValidatorJudgement,
   DegradedInfo,
   DegradedReason,
+  Embedder,
+  EmbeddingCache,
+  EmbeddingCacheEntry,
   EpisodicHealth,
   EpisodicSearchOptions,
   EpisodicSearchResult,
@@ -56,10 +59,10 @@ export type {
   Logger,
   LogName,
   LogReadResult,
+  MutationScope,
   MutationTx,
   OperationDeps,
   SessionSummary,
-  MutationScope,
   StarterFile,
   Store,
   RuntimeReport,
@@ -164,10 +167,11 @@ export {
   DEFAULT_SESSION_EXCLUDE_PATTERNS,
   LLM_PROVIDERS,
   REPO_FORBIDDEN_CONFIG_KEYS,
+  STORAGE_BACKENDS,
   ScoringConfigSchema,
   defaultConfig,
 } from "./schemas/config.js";
-export type { Config, ConfigInput, LlmProvider, ScoringConfig } from "./schemas/config.js";
+export type { Config, ConfigInput, LlmProvider, ScoringConfig, StorageBackend } from "./schemas/config.js";
 export {
   ContextLogEntrySchema,
   DeltaSchema,
@@ -268,6 +272,22 @@ export {
   SimilarResultSchema,
 } from "./operations/similar.js";
 export type { SimilarInput, SimilarResult } from "./operations/similar.js";
+export {
+  SEMANTIC_DUPLICATE_THRESHOLD,
+  SEMANTIC_MERGE_MAX_PAIRS,
+  SEMANTIC_MERGE_MAX_SCAN,
+  checkEmbeddings,
+  cosineSimilarity,
+  describeSemanticError,
+  embedWithCache,
+  findSemanticMergeCandidates,
+  loadSemanticEmbedder,
+  semanticDedupVectors,
+  semanticMergeCandidatesFor,
+  semanticScoresForTask,
+  semanticSimilarityScorer,
+} from "./domain/semantic.js";
+export type { EmbeddedContents, EmbeddingSession, SemanticRankInput, TaskSemantics } from "./domain/semantic.js";
 export {
   MERGE_CANDIDATE_MAX_PAIRS,
   MERGE_CANDIDATE_MAX_SCAN,
@@ -529,6 +549,7 @@ export {
   extractKeywords,
   formatBulletId,
   hashContent,
+  isNoiseToken,
   jaccardOfSets,
   jaccardSimilarity,
   normalizeForHash,
@@ -609,11 +630,20 @@ export {
   buildCassQuery,
   deprecatedPatternMatcher,
   deprecatedPatternWarnings,
+  DEFAULT_LEXICAL,
+  FEEDBACK_SPAN,
+  SEMANTIC_CANDIDATE_MIN,
+  feedbackMultiplier,
+  lexicalIndexFor,
   rankBulletsForTask,
   scoreBulletRelevance,
   suggestCassQueries,
+  taskKeywords,
 } from "./domain/ranking.js";
-export type { RankOptions, RankResult, ScoredBullet } from "./domain/ranking.js";
+export type { LexicalParams, RankOptions, RankResult, ScoredBullet, SemanticScores } from "./domain/ranking.js";
+export { candidateQueryTerms } from "./domain/lexical/query.js";
+export { CONCEPT_GROUPS } from "./domain/lexical/concepts.js";
+export type { ConceptGroup } from "./domain/lexical/concepts.js";
 export type { OmitKnown } from "./domain/types.js";
 export { JOURNAL_TRACKED_FIELDS, diffForJournal, snapshotBullets } from "./domain/journal.js";
 export type { BulletSnapshot, JournalMeta } from "./domain/journal.js";

@@ -503,6 +503,35 @@ export interface WorkspaceFiles {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Semantic search (optional): text embeddings and their cache.
+
+/** Turns texts into vectors (an embeddings endpoint, a local model, or the test embedder). */
+export interface Embedder {
+  /** The model's name; cached vectors are kept per model. */
+  readonly model: string;
+  /**
+   * One vector per text, in order, all of the same length. Rejects (never hangs) when the model
+   * cannot answer; implementations enforce their own deadlines.
+   */
+  embed(texts: readonly string[]): Promise<number[][]>;
+}
+
+/** A cached bullet vector: the bullet's id and the content hash (`hashContent`) it was computed from. */
+export interface EmbeddingCacheEntry {
+  id: string;
+  contentHash: string;
+  embedding: number[];
+}
+
+/** Vectors already computed, reused while a bullet's content (its hash) is unchanged. */
+export interface EmbeddingCache {
+  /** Stored vectors of `model` for these content hashes; hashes without one are absent from the map. */
+  get(model: string, hashes: readonly string[]): Promise<Map<string, number[]>>;
+  /** Stores vectors of `model` (vectors of another model are discarded). */
+  put(model: string, entries: readonly EmbeddingCacheEntry[]): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Everything an operation may use.
 
 export interface OperationDeps {
@@ -522,6 +551,14 @@ export interface OperationDeps {
   runtimeReport?: RuntimeReport;
   /** Diary writer, reflector, validator and auditor (reflect, diary, validate, audit). */
   learning?: LearningComponents;
+  /**
+   * Loads the embedder for semantic search. Called only when the configuration enables semantic
+   * search (`semanticSearchEnabled`, `embeddingModel` not "none"), so hosts pay for loading a
+   * model or an HTTP client only then. A rejection makes the operation fall back to keywords.
+   */
+  embedder?: () => Promise<Embedder>;
+  /** Where bullet vectors are kept between runs (without it every run embeds every bullet). */
+  embeddingCache?: EmbeddingCache;
 }
 
 /** Facts only the host knows (core reads no environment), for diagnostics. All optional. */

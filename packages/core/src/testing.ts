@@ -19,3 +19,5 @@ export {
 } from "./testing/fakes.js";
 export type { FakeClock, FakeEpisodicOptions, MemoryFiles, MemoryLogger } from "./testing/fakes.js";
 export { CASS_NOT_FOUND_DEGRADED, createNullEpisodicSource } from "./episodic/null-source.js";
+export { createMemoryEmbeddingCache, createTestEmbedder, trigramVector } from "./testing/embedder.js";
+export type { MemoryEmbeddingCache, TestEmbedder, TestEmbedderOptions } from "./testing/embedder.js";

@@ -67,3 +67,25 @@ export { LlmAuditor, LlmDiaryWriter, LlmReflector, LlmValidator } from "./compon
 export type { LlmComponentDeps } from "./components.js";
 export { createLlmLearning } from "./learning.js";
 export type { CreateLlmLearningOptions, LlmLearning, LlmLearningComponents } from "./learning.js";
+export {
+  DEFAULT_EMBEDDING_BATCH_SIZE,
+  DEFAULT_EMBEDDING_MODELS,
+  DEFAULT_EMBEDDING_TIMEOUT_MS,
+  EMBEDDING_API_KEY_ENV,
+  EMBEDDING_MODEL_DIR_ENV,
+  OPENAI_DEFAULT_BASE_URL,
+  XENOVA_DEFAULT_MODEL,
+  createEmbedder,
+  createHttpEmbedder,
+  resolveEmbeddingSettings,
+  toEmbeddingError,
+} from "./embed.js";
+export type { CreateEmbedderOptions, EmbeddingBackend, EmbeddingSettings, HttpEmbeddingSettings, LocalEmbeddingSettings } from "./embed.js";
+export {
+  TRANSFORMERS_INSTALL_HINT,
+  TRANSFORMERS_MODULE_ENV,
+  TRANSFORMERS_PACKAGE,
+  createTransformersEmbedder,
+  defaultTransformersLoader,
+} from "./embed-transformers.js";
+export type { FeatureExtractor, FeatureOutput, TransformersLoader, TransformersModule } from "./embed-transformers.js";

@@ -11,6 +11,7 @@ import {
 } from "@cass-memory/core";
 import { fromYaml } from "@cass-memory/store-yaml";
 import { expandHome } from "./paths.js";
+import { resolveSqlitePath, storageFromEnv } from "./storage/backend.js";
 
 /**
  * The configuration cascade, later layers win:
@@ -23,6 +24,9 @@ import { expandHome } from "./paths.js";
  * (CLI overrides would come last; no flag maps to a config key today.) Nested objects are merged
  * key-wise. A repository may not set the keys of `REPO_FORBIDDEN_CONFIG_KEYS`; its
  * `sanitization.extraPatterns` are added to the global ones rather than replacing them.
+ * `storage` is among those keys: one backend serves both layers of the user's store, so a
+ * committed `.cass/config.*` cannot move the user's global memory to another backend or file.
+ * `storage.path` is resolved to an absolute path (default `<globalDir>/cass-memory.sqlite`).
  */
 
 type Env = Record<string, string | undefined>;
@@ -239,6 +243,15 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
 
   const repoPatterns = repo.path !== null ? sanitizeRepoLayer(repo.raw, repo.path, warnings) : [];
   const envRaw = envLayer(env, global.raw, warnings);
+  // CASS_MEMORY_STORAGE / CASS_MEMORY_STORAGE_PATH (an invalid backend is an error of its own, with a hint).
+  const storageEnv = storageFromEnv(env);
+  if (storageEnv.error !== null) {
+    if (!options.tolerateInvalid) throw storageEnv.error;
+    problems.push(`${storageEnv.error.message} Using storage.backend of the configuration.`);
+    warnings.push(`${storageEnv.error.message} Using storage.backend of the configuration.`);
+  } else if (storageEnv.storage !== null) {
+    envRaw.storage = storageEnv.storage;
+  }
 
   let merged = mergeLayer(mergeLayer(global.raw, repo.raw), envRaw);
   const globalSanitization = global.raw.sanitization;
@@ -275,6 +288,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   config.playbookPath = expandHome(config.playbookPath, env);
   config.diaryDir = expandHome(config.diaryDir, env);
   config.cassPath = expandHome(config.cassPath, env);
+  config.storage.path = resolveSqlitePath(config.storage.path, options.globalDir, env);
   return { config, warnings, sources, problems };
 }
 

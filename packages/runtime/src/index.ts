@@ -1,6 +1,13 @@
 // Public API of @cass-memory/runtime: the Node composition root.
 export { createRuntime, visibleLlmCredentials } from "./runtime.js";
-export type { Runtime, RuntimeOptions, RuntimePaths } from "./runtime.js";
+export type { Runtime, RuntimeOptions, RuntimePaths, RuntimeStorage } from "./runtime.js";
+// Storage backends: choosing the store, `cm storage status` and `cm storage migrate`.
+export { closeAllStores, openStore, resolveSqlitePath, storageFromEnv, SQLITE_DATABASE_FILE } from "./storage/backend.js";
+export type { LoadSqliteModule, OpenedStore, SqliteModule, StoreDirs } from "./storage/backend.js";
+export { MIGRATION_LOCK, migrateStorage, readProgress, stagingDirs } from "./storage/migrate.js";
+export type { MigrateProgressEvent, MigrateStorageOptions, MigrateStorageResult, MigrationProgress, MigrationRecord } from "./storage/migrate.js";
+export { storageStatus } from "./storage/status.js";
+export type { BackendLayerStatus, LayerStorageStatus, StorageStatus } from "./storage/status.js";
 export {
   DEFAULT_DIARY_DIR,
   DEFAULT_PLAYBOOK_PATH,
@@ -14,6 +21,16 @@ export { createIdGenerator, createStderrLogger, systemClock } from "./node-ports
 export { createLearning, parseReflectorStubs, resolveLlmStatus } from "./learning.js";
 export type { LearningWiring, LlmModule } from "./learning.js";
 export { createEpisodicSource, defaultCassCandidates, locateExecutable } from "./episodic.js";
+// Semantic search: the embedding cache file and the lazy embedder loader.
+export {
+  EMBEDDING_CACHE_VERSION,
+  asEmbeddingModule,
+  createEmbedderLoader,
+  createEmbeddingCache,
+  embeddingCachePath,
+  embeddingLoaderOf,
+} from "./embeddings.js";
+export type { EmbedderWiring, EmbeddingCacheOptions, EmbeddingModule } from "./embeddings.js";
 export type { EpisodicWiring } from "./episodic.js";
 export type { StderrLoggerOptions } from "./node-ports.js";
 // `cm setup <client>`: MCP client configuration (planning functions are pure; setupClient does the I/O).

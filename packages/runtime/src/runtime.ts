@@ -1,11 +1,12 @@
 import { join } from "node:path";
-import { type Config, type LearningComponents, type LlmStatus, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
+import { type Config, type LearningComponents, type StorageBackend, type LlmStatus, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
+import { createEmbedderLoader, createEmbeddingCache, embeddingLoaderOf, type EmbeddingModule } from "./embeddings.js";
 import { createEpisodicSource } from "./episodic.js";
 import { createLearning, resolveLlmStatus, type LearningWiring } from "./learning.js";
-import { createYamlStore } from "@cass-memory/store-yaml";
 import { loadConfig } from "./config.js";
 import { createIdGenerator, createNodeWorkspaceFiles, createStderrLogger, systemClock } from "./node-ports.js";
 import { findGitRoot, resolveGlobalDir } from "./paths.js";
+import { openStore, storageFromEnv, storeDirsOf, unmigratedDataWarning, type LoadSqliteModule, type StoreDirs } from "./storage/backend.js";
 
 export interface RuntimeOptions {
   env?: NodeJS.ProcessEnv;
@@ -29,6 +30,29 @@ export interface RuntimeOptions {
   version?: string;
   /** Loads the LLM layer for `learning()` (default: a dynamic import of `@cass-memory/llm`). */
   loadLlm?: LearningWiring["loadLlm"];
+  /**
+   * Loads the embedder factory for semantic search (default: `loadLlm` when given, else a dynamic
+   * import of `@cass-memory/llm`). Called only when semantic search is enabled and used.
+   */
+  loadEmbeddings?: () => Promise<EmbeddingModule>;
+  /**
+   * Loads `@cass-memory/store-sqlite` when `storage.backend` is `sqlite` (default: a dynamic
+   * import). Never called for the YAML store, so better-sqlite3 stays unloaded.
+   */
+  loadSqliteStore?: LoadSqliteModule;
+  /** Do not warn about data left in the other storage backend (`cm storage`, which reports it itself). */
+  quietStorageWarning?: boolean;
+}
+
+/** The store in use and where each backend keeps its data. */
+export interface RuntimeStorage {
+  backend: StorageBackend;
+  /** Directories and files of both backends (the global database is `dirs.sqlitePath`). */
+  dirs: StoreDirs;
+  /** Loads the SQLite store module (the runtime's loader). */
+  loadSqlite?: LoadSqliteModule;
+  /** The backend CASS_MEMORY_STORAGE selects (it overrides config.json), or null when unset. */
+  envBackend: StorageBackend | null;
 }
 
 export interface RuntimePaths {
@@ -52,6 +76,9 @@ export interface Runtime {
    * diary, validate and audit pay for loading the LLM layer.
    */
   learning(): Promise<LearningComponents>;
+  storage: RuntimeStorage;
+  /** Closes the store's connections (SQLite; also done at process exit). Idempotent. */
+  close(): void;
 }
 
 /** Environment variables whose presence makes an LLM provider usable (names only are reported). */
@@ -74,7 +101,7 @@ export function visibleLlmCredentials(env: NodeJS.ProcessEnv): string[] {
 
 /**
  * The Node composition root: resolves the directories, loads the configuration cascade and wires
- * the adapters (YAML store, episodic source, clock, ids, stderr logger) into `OperationDeps`.
+ * the adapters (the store of `storage.backend`, episodic source, clock, ids, stderr logger) into `OperationDeps`.
  * Throws AppError `CONFIG_INVALID` when the configuration is invalid (unless
  * `tolerateInvalidConfig`, which uses defaults for the invalid settings and reports them).
  */
@@ -90,15 +117,17 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const logger = createStderrLogger({ verbose: Boolean(options.verbose) || config.verbose, ...(write ? { write } : {}) });
   for (const warning of warnings) logger.warn(warning);
 
-  const store = createYamlStore({
-    globalDir,
-    globalPlaybookPath: config.playbookPath,
-    diaryDir: config.diaryDir,
-    repoDir,
+  // The store of `storage.backend` (YAML by default); the SQLite module is loaded only for sqlite.
+  const storeDirs = storeDirsOf(config, globalDir, repoDir);
+  const opened = await openStore(config.storage.backend, storeDirs, {
     logger,
+    ...(options.loadSqliteStore !== undefined ? { loadSqlite: options.loadSqliteStore } : {}),
     ...(options.parseCache === false ? { parseCache: false as const } : {}),
     ...(options.memoizeReads ? { memoizeReads: true } : {}),
   });
+  const store = opened.store;
+  const unmigrated = unmigratedDataWarning(config.storage.backend, storeDirs, options.cliName ?? "cm");
+  if (unmigrated !== null && !options.quietStorageWarning) logger.warn(unmigrated);
   let llmStatus: Promise<LlmStatus> | null = null;
   const runtimeReport: RuntimeReport = {
     ...(options.version !== undefined ? { version: options.version } : {}),
@@ -118,8 +147,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     cliName: options.cliName ?? "cm",
     files: createNodeWorkspaceFiles(),
     runtimeReport,
+    // Semantic search: nothing is loaded unless an operation finds it enabled in the config.
+    embedder: createEmbedderLoader({ config, env, logger, ...embeddingLoaderOf(options) }),
+    embeddingCache: createEmbeddingCache({ globalDir, clock: systemClock, logger }),
   };
-  logger.debug(`globalDir=${globalDir} repoRoot=${repoRoot ?? "(none)"} playbook=${config.playbookPath}`);
+  logger.debug(`globalDir=${globalDir} repoRoot=${repoRoot ?? "(none)"} storage=${config.storage.backend} playbook=${store.locations.globalPlaybook}`);
   let learning: Promise<LearningComponents> | null = null;
   return {
     deps,
@@ -134,7 +166,15 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       });
       return learning;
     },
-    paths: { globalDir, globalPlaybook: config.playbookPath, configPath: join(globalDir, "config.json"), repoRoot, repoDir },
+    storage: {
+      backend: config.storage.backend,
+      dirs: storeDirs,
+      envBackend: (storageFromEnv(env).storage?.backend as StorageBackend | undefined) ?? null,
+      ...(options.loadSqliteStore !== undefined ? { loadSqlite: options.loadSqliteStore } : {}),
+    },
+    close: opened.close,
+    // The global playbook as the store keeps it (SQLite: the database).
+    paths: { globalDir, globalPlaybook: store.locations.globalPlaybook, configPath: join(globalDir, "config.json"), repoRoot, repoDir },
     config,
     warnings,
     configProblems: problems,

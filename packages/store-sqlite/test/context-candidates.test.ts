@@ -45,7 +45,7 @@ describe("context on a large SQLite playbook reads candidates from the full-text
     });
     // The repo layer overrides b-mig-repo with wording that shares no word with the task.
     await store.mutatePlaybook("repo", (pb) => {
-      pb.bullets.push(relevant("b-mig-repo", "Name files YYYYMMDDHHMM_description.sql"));
+      pb.bullets.push(relevant("b-mig-repo", "Name files YYYYMMDDHHMM_description.sql", { category: "conventions" }));
       pb.bullets.push(relevant("b-repo-own", "Keep database migrations reversible with a down step"));
     });
     await store.appendBlocked("global", [{ id: "b-mig-3", content: "Back up the database before running destructive migrations", reason: "wrong for us", timestamp: NOW } as never]);

@@ -37,7 +37,7 @@ export function registerContext(program: Command, ctx: CliContext): void {
     .option("--history <n>", "maximum number of history snippets (default: config maxHistoryInContext)")
     .option("--no-history", "do not search past sessions")
     .option("--max-tokens <n>", "trim the result to about n tokens, lowest ranked first")
-    .option("--min-score <score>", "minimum relevance score of a rule (default: config minRelevanceScore)")
+    .option("--min-score <score>", "minimum relevance, 0-1: the share of the best match a rule needs (default: config minRelevanceScore, 0.1)")
     .option("--days <n>", "history lookback in days (default: config sessionLookbackDays)")
     .option("--workspace <path>", "workspace for workspace-scoped rules and history")
     .option("--format <format>", "output format: json or markdown (overrides --json)")
@@ -118,7 +118,7 @@ function traumaBanner(t: NonNullable<ContextResult["traumaWarning"]>): string {
 function bulletHeader(b: ScoredBullet): string {
   const kind = typeof b.kind === "string" ? b.kind : "rule";
   const maturity = typeof b.maturity === "string" ? b.maturity : "candidate";
-  return `[${b.id}] ${b.category}/${kind} ${icon.bullet()} relevance ${fixed(b.relevanceScore, 1)} ${icon.bullet()} confidence ${fixed(b.effectiveScore, 2)} ${icon.bullet()} ${maturity}`;
+  return `[${b.id}] ${b.category}/${kind} ${icon.bullet()} relevance ${fixed(b.relevanceScore, 2)} ${icon.bullet()} confidence ${fixed(b.effectiveScore, 2)} ${icon.bullet()} ${maturity}`;
 }
 
 function renderBullets(lines: string[], bullets: ScoredBullet[], width: number): void {
@@ -175,7 +175,7 @@ export function renderHuman(r: ContextResult, cli: string): string[] {
 
 export function renderMarkdown(r: ContextResult): string[] {
   const rule = (b: ScoredBullet) =>
-    `- **${b.id}** (${b.category}/${typeof b.kind === "string" ? b.kind : "rule"}, relevance ${fixed(b.relevanceScore, 1)}, confidence ${fixed(b.effectiveScore, 2)}): ${b.content}${b.stale ? ` _(stale: ${b.stale.reason})_` : ""}`;
+    `- **${b.id}** (${b.category}/${typeof b.kind === "string" ? b.kind : "rule"}, relevance ${fixed(b.relevanceScore, 2)}, confidence ${fixed(b.effectiveScore, 2)}): ${b.content}${b.stale ? ` _(stale: ${b.stale.reason})_` : ""}`;
   const lines = [`# Context for: ${r.task}`, "", `## Playbook rules (${r.relevantBullets.length})`];
   lines.push(...(r.relevantBullets.length > 0 ? r.relevantBullets.map(rule) : ["_None._"]));
   lines.push("", `## Pitfalls (${r.antiPatterns.length})`);

@@ -379,7 +379,7 @@ function registerSimilar(program: Command, ctx: CliContext): void {
   const cli = ctx.cliName;
   program
     .command("similar")
-    .description("Find rules similar to a text (keyword similarity)")
+    .description("Find rules similar to a text (keyword similarity, or embeddings when semanticSearchEnabled is on)")
     .argument("<query>", "the text to compare rules with")
     .option("--limit <n>", "maximum number of results (default 5)")
     .option("--threshold <t>", "minimum similarity between 0 and 1 (default 0.7)")

@@ -63,7 +63,7 @@ function renderRecall(r: RecallResult, cli: string): string[] {
   if (r.bullets.length === 0) lines.push("  (No matching rules)", dim(`  ${icon.tip()}Add one: ${cli} remember "<rule>"`));
   for (const b of r.bullets) {
     const anti = b.isNegative === true || b.kind === "anti_pattern";
-    lines.push(`  ${cyan(`[${b.id}] ${b.category}${anti ? " • AVOID" : ""} • relevance ${fixed(b.relevanceScore, 1)} • score ${fixed(b.effectiveScore, 2)}`)}`);
+    lines.push(`  ${cyan(`[${b.id}] ${b.category}${anti ? " • AVOID" : ""} • relevance ${fixed(b.relevanceScore, 2)} • score ${fixed(b.effectiveScore, 2)}`)}`);
     lines.push(...wrap(b.content, width, "    "));
   }
   lines.push("", bold(`HISTORY (${r.historySnippets.length})`));

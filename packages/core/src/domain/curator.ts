@@ -5,6 +5,7 @@ import type { Delta } from "../schemas/records.js";
 import { buildConflictIndex, conflictMetaOf, detectConflictsIndexed, type ConflictMeta } from "./conflicts.js";
 import { normalizeHarmfulReason } from "./feedback.js";
 import { checkForDemotion, checkForPromotion, getDecayedCounts } from "./scoring.js";
+import { cosineSimilarity } from "./semantic.js";
 import { hashContent, tokenSet } from "./text.js";
 import type { OmitKnown } from "./types.js";
 
@@ -23,6 +24,13 @@ export interface NewBulletContext {
 export interface CurateContext extends NewBulletContext {
   /** The view used for de-duplication (normally the merged global + repo playbook). */
   reference: Playbook;
+  /**
+   * Semantic de-duplication, when semantic search is enabled: vectors by content hash, computed by
+   * the caller before curation (curation itself stays synchronous and pure). After the exact and
+   * keyword checks, an add whose vector has cosine ≥ `threshold` with a reference bullet's counts
+   * as a similar duplicate. Contents without a vector are compared by keywords only.
+   */
+  semantic?: { vectors: ReadonlyMap<string, readonly number[]>; threshold: number };
 }
 
 export interface CurationConflict {
@@ -172,7 +180,7 @@ interface DuplicateOutcome {
   eventContext: string;
 }
 
-const DUPLICATE_OUTCOMES: Readonly<Record<"exact" | "similar", DuplicateOutcome>> = {
+const DUPLICATE_OUTCOMES: Readonly<Record<"exact" | "similar" | "semantic", DuplicateOutcome>> = {
   exact: {
     deprecated: "Exact duplicate exists but is deprecated",
     otherLayer: "Exact duplicate exists in other playbook layer",
@@ -185,6 +193,13 @@ const DUPLICATE_OUTCOMES: Readonly<Record<"exact" | "similar", DuplicateOutcome>
     otherLayer: "Similar bullet exists in other playbook layer",
     deprecatedInTarget: "Similar bullet is deprecated in target; not reinforcing",
     reinforced: "Reinforced existing similar bullet",
+    eventContext: REINFORCED_SIMILAR,
+  },
+  semantic: {
+    deprecated: "Semantically similar bullet exists but is deprecated; skipping to avoid resurrecting it",
+    otherLayer: "Semantically similar bullet exists in other playbook layer",
+    deprecatedInTarget: "Semantically similar bullet is deprecated in target; not reinforcing",
+    reinforced: "Reinforced existing semantically similar bullet",
     eventContext: REINFORCED_SIMILAR,
   },
 };
@@ -307,6 +322,11 @@ export function curatePlaybook(target: Playbook, deltas: readonly Delta[], ctx: 
         const similar = findSimilar(tokens, refEntries, threshold);
         if (similar !== undefined) {
           settleDuplicate(delta, similar, DUPLICATE_OUTCOMES.similar);
+          break;
+        }
+        const close = ctx.semantic !== undefined ? findSemanticDuplicate(hash, refEntries, ctx.semantic) : undefined;
+        if (close !== undefined) {
+          settleDuplicate(delta, close, DUPLICATE_OUTCOMES.semantic);
           break;
         }
 
@@ -483,6 +503,34 @@ function findSimilar(tokens: ReadonlySet<string>, entries: readonly RefEntry[], 
   for (const e of entries) {
     const score = jaccard(tokens, e.tokens, threshold);
     if (score < threshold) continue;
+    if (!e.deprecated && score > bestActiveScore) {
+      bestActive = e;
+      bestActiveScore = score;
+    } else if (e.deprecated && score > bestDeprecatedScore) {
+      bestDeprecated = e;
+      bestDeprecatedScore = score;
+    }
+  }
+  return bestActive ?? bestDeprecated;
+}
+
+/** Best cosine match ≥ threshold by vectors of content hashes, active entries first; ties keep the first. */
+function findSemanticDuplicate(
+  hash: string,
+  entries: readonly RefEntry[],
+  semantic: NonNullable<CurateContext["semantic"]>,
+): RefEntry | undefined {
+  const vector = semantic.vectors.get(hash);
+  if (vector === undefined) return undefined;
+  let bestActive: RefEntry | undefined;
+  let bestActiveScore = -Infinity;
+  let bestDeprecated: RefEntry | undefined;
+  let bestDeprecatedScore = -Infinity;
+  for (const e of entries) {
+    const other = semantic.vectors.get(e.hash);
+    if (other === undefined) continue;
+    const score = cosineSimilarity(vector, other);
+    if (score < semantic.threshold) continue;
     if (!e.deprecated && score > bestActiveScore) {
       bestActive = e;
       bestActiveScore = score;

@@ -5,11 +5,9 @@ import { jaccardOfSets, tokenSet } from "./text.js";
 /**
  * Similarity between a query and playbook bullets, and between bullets (reference §1.5.3, §1.5.6).
  *
- * `cm similar` asks a {@link SimilarityScorer} for one number per bullet. Today the only scorer is
- * the keyword one (Jaccard index of token sets, §5.1). A semantic scorer (embeddings, cosine) is
- * meant to implement the same interface later; until one exists every caller reports
- * `mode: "keyword"`, and the configuration's semantic settings only change the wording of the
- * human mode line (see {@link describeSimilarityMode}).
+ * `cm similar` asks a {@link SimilarityScorer} for one number per bullet: the keyword scorer
+ * (Jaccard index of token sets, §5.1) or, when semantic search is enabled, the semantic one
+ * (cosine of embeddings, `domain/semantic.ts`). `mode` reports which one produced the results.
  */
 
 export type SimilarityMode = "keyword" | "semantic";
@@ -128,7 +126,7 @@ export function describeSimilarityMode(
   const status = semanticSearchStatus(config);
   if (mode === "semantic") return `Using semantic search (${status.model})`;
   if (status.configured) {
-    return `Using keyword search (semantic search with ${status.model} is configured but not available in this version).`;
+    return `Using keyword search (semantic search with ${status.model} is configured but not available right now; see the warning above).`;
   }
   if (config.semanticSearchEnabled === true) {
     return "Using keyword search. Remove embeddingModel: none from config or set a valid model";

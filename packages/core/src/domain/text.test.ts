@@ -5,6 +5,7 @@ import {
   extractKeywords,
   formatBulletId,
   hashContent,
+  isNoiseToken,
   jaccardOfSets,
   jaccardSimilarity,
   randomBase36,
@@ -79,6 +80,12 @@ describe("extractKeywords", () => {
     const text = "one two three four five six seven eight nine ten eleven twelve";
     expect(extractKeywords(text)).toHaveLength(10);
     expect(extractKeywords(text, 3)).toEqual(["one", "two", "three"]);
+  });
+  it("drops noise from pasted logs: timestamps, ids, hex, versions, short and long numbers", () => {
+    const text = "2025-11-20 09:12:03.114 pod ingest-api-7c9f6d8b5-x2lqk at 0x5e1c6c0 commit a91c2e0 v1.25.3 took 21604312 ms after 12 tries, exit 137 on 5432";
+    expect(extractKeywords(text, 50)).toEqual(["pod", "commit", "v1.25.3", "took", "ms", "tries", "exit", "137", "5432"]);
+    for (const noise of ["2025-11-20", "09", "03.114", "0x5e1c6c0", "a91c2e0", "7c9f6d8b5-x2lqk", "21604312", "12", "1.25.3"]) expect(isNoiseToken(noise), noise).toBe(true);
+    for (const kept of ["137", "5432", "401", "node.js", "user_id", "c++", "utf-8", "k8s", "oauth2", "v1.25.3"]) expect(isNoiseToken(kept), kept).toBe(false);
   });
   it("drops code stop words", () => {
     expect(STOP_WORDS.has("async")).toBe(true);

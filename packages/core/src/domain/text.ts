@@ -1,3 +1,4 @@
+import { isNoiseWord } from "./lexical/analyze.js";
 import { sha256Hex } from "./sha256.js";
 
 /**
@@ -68,13 +69,25 @@ export const STOP_WORDS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Keywords of a text: its tokens minus stop words, ordered by frequency (descending; ties keep
- * first-seen order), at most `max`.
+ * Whether a token is noise rather than a keyword: numbers other than 3–4 digits (statuses, exit
+ * codes and ports stay), dates, versions and other digit runs joined by `.`/`-`/`_`, hex literals,
+ * and hash-like ids (commit SHAs, pod suffixes, UUIDs: letters and digits alternating).
+ */
+export function isNoiseToken(token: string): boolean {
+  if (/^[\d._+-]+$/.test(token)) return !/^\d{3,4}$/.test(token);
+  if (/^0x[0-9a-f]+$/.test(token)) return true;
+  const parts = token.split(/[._-]+/).filter((p) => p !== "");
+  return parts.length > 0 && (isNoiseWord(parts.join("")) || parts.every((p) => isNoiseWord(p)));
+}
+
+/**
+ * Keywords of a text: its tokens minus stop words and noise (isNoiseToken), ordered by frequency
+ * (descending; ties keep first-seen order), at most `max`.
  */
 export function extractKeywords(text: string, max = 10): string[] {
   const counts = new Map<string, number>();
   for (const token of tokenize(text)) {
-    if (STOP_WORDS.has(token)) continue;
+    if (STOP_WORDS.has(token) || isNoiseToken(token)) continue;
     counts.set(token, (counts.get(token) ?? 0) + 1);
   }
   // Array.prototype.sort is stable, so equal counts keep insertion (first-seen) order.

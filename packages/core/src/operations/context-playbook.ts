@@ -1,5 +1,5 @@
 import { mergePlaybooks } from "../domain/merge.js";
-import { extractKeywords } from "../domain/text.js";
+import { candidateQueryTerms } from "../domain/lexical/query.js";
 import type { OperationDeps } from "../ports.js";
 import type { Playbook } from "../schemas/playbook.js";
 import { loadMergedPlaybook } from "./shared.js";
@@ -16,7 +16,7 @@ import { loadMergedPlaybook } from "./shared.js";
  * so a rule sharing no indexed word with the task cannot be found (it could not score either).
  */
 export const CANDIDATE_RETRIEVAL_MIN_BULLETS = 5_000;
-export const CANDIDATE_LIMIT = 1_000;
+export const CANDIDATE_LIMIT = 500;
 
 export interface ContextPlaybook {
   playbook: Playbook;
@@ -24,7 +24,7 @@ export interface ContextPlaybook {
   candidatesFrom?: number;
 }
 
-export async function loadContextPlaybook(deps: OperationDeps, task: string, terms: readonly string[] = extractKeywords(task)): Promise<ContextPlaybook> {
+export async function loadContextPlaybook(deps: OperationDeps, task: string, terms?: readonly string[]): Promise<ContextPlaybook> {
   const index = deps.store.candidates;
   if (index === undefined) return { playbook: await loadMergedPlaybook(deps) };
   const hasRepo = deps.store.locations.repoDir !== null;
@@ -32,7 +32,7 @@ export async function loadContextPlaybook(deps: OperationDeps, task: string, ter
   const total = globalCount + repoCount;
   if (total < CANDIDATE_RETRIEVAL_MIN_BULLETS) return { playbook: await loadMergedPlaybook(deps) };
 
-  const query = { terms, limit: CANDIDATE_LIMIT };
+  const query = { terms: terms ?? candidateQueryTerms(task), limit: CANDIDATE_LIMIT };
   const [global, repo, blockedGlobal, blockedRepo] = await Promise.all([
     index.readCandidates("global", query),
     hasRepo ? index.readCandidates("repo", query) : Promise.resolve(null),

@@ -7,6 +7,7 @@ import {
   suggestCassQueries,
   type ScoredBullet,
 } from "../domain/ranking.js";
+import { semanticScoresForTask } from "../domain/semantic.js";
 import { runVerification } from "../domain/verification.js";
 import { AppError } from "../errors.js";
 import { defineOperation } from "../operation.js";
@@ -117,7 +118,7 @@ export const contextOperation = defineOperation({
     const minRelevance = input.minScore ?? deps.config.minRelevanceScore;
     if (!Number.isFinite(minRelevance) || minRelevance < 0) {
       throw new AppError("INVALID_INPUT", "minScore must be a number >= 0.", {
-        hint: `${deps.cliName} context "<task>" --min-score 3`,
+        hint: `${deps.cliName} context "<task>" --min-score 0.3`,
         details: { field: "minScore", received: input.minScore ?? null },
       });
     }
@@ -132,7 +133,10 @@ export const contextOperation = defineOperation({
     // Rank enough extra rules that every rule a failed check pushes down can be replaced.
     let verifiable = 0;
     for (const b of playbook.bullets) if (b.verification !== undefined && isActiveBullet(b)) verifiable++;
+    // Semantic scores when enabled and an embedder answers; any failure means keyword mode + semanticError.
+    const semantic = await semanticScoresForTask(deps, task, playbook.bullets, sanitizer.sanitize);
     const ranked = rankBulletsForTask(playbook.bullets, task, {
+      ...(semantic.rank !== undefined ? { semantic: semantic.rank } : {}),
       now,
       config: deps.config,
       ...(rankingWorkspace !== undefined ? { workspace: rankingWorkspace } : {}),
@@ -168,7 +172,8 @@ export const contextOperation = defineOperation({
       deprecatedWarnings,
       suggestedCassQueries: suggestCassQueries(task, ranked.keywords),
       ...(degraded ? { degraded: { cass: degraded } } : {}),
-      semanticMode: "keyword",
+      semanticMode: semantic.mode,
+      ...(semantic.error !== undefined ? { semanticError: semantic.error } : {}),
       ...(traumaWarning ? { traumaWarning } : {}),
     };
     if (maxTokens !== undefined) trimToTokenBudget(result, maxTokens);

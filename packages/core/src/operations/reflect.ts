@@ -4,6 +4,7 @@ import { curatePlaybook, type CurationResult } from "../domain/curator.js";
 import { parseInlineFeedback } from "../domain/inline-feedback.js";
 import { mergePlaybooks } from "../domain/merge.js";
 import { compileSanitizer } from "../domain/sanitize.js";
+import { semanticDedupVectors } from "../domain/semantic.js";
 import { sha256Hex } from "../domain/sha256.js";
 import { hashContent, normalizeForHash } from "../domain/text.js";
 import { validateDelta } from "../learning/evidence-gate.js";
@@ -521,7 +522,11 @@ async function curateIntoLayers(
   const hasRepo = deps.store.locations.repoDir !== null;
   const [global, repo] = await Promise.all([deps.store.readPlaybook("global"), hasRepo ? deps.store.readPlaybook("repo") : Promise.resolve(null)]);
   const repoIds = new Set((repo?.bullets ?? []).map((b) => b.id));
-  const expanded = decomposeMerges(deps, deltas, mergePlaybooks(global, repo, [], deps.clock.now().toISOString()));
+  const view = mergePlaybooks(global, repo, [], deps.clock.now().toISOString());
+  const expanded = decomposeMerges(deps, deltas, view);
+  // Semantic de-duplication (semantic search enabled): embed before taking the locks.
+  const addContents = expanded.flatMap((d) => (d.type === "add" && typeof d.bullet?.content === "string" ? [d.bullet.content] : []));
+  const semantic = await semanticDedupVectors(deps, view.bullets, addContents, compileSanitizer(deps.config.sanitization).sanitize);
   const routed: Record<Layer, Delta[]> = { global: [], repo: [] };
   for (const delta of expanded) {
     const target = "bulletId" in delta && typeof delta.bulletId === "string" && repoIds.has(delta.bulletId) ? "repo" : "global";
@@ -533,7 +538,13 @@ async function curateIntoLayers(
     const curation = await mutatePlaybookJournaled(deps, layer, { operation: "curate", runId, source: runId }, async (playbook) => {
       const other = hasRepo ? await deps.store.readPlaybook(layer === "global" ? "repo" : "global") : null;
       const reference = layer === "global" ? mergePlaybooks(playbook, other, [], nowIso) : mergePlaybooks(other, playbook, [], nowIso);
-      const curated = curatePlaybook(playbook, routed[layer], { config: deps.config, now: deps.clock.now(), ids: deps.ids, reference });
+      const curated = curatePlaybook(playbook, routed[layer], {
+        config: deps.config,
+        now: deps.clock.now(),
+        ids: deps.ids,
+        reference,
+        ...(semantic !== undefined ? { semantic } : {}),
+      });
       const before = new Map(playbook.bullets.map((b) => [b.id, b]));
       playbook.bullets = curated.playbook.bullets;
       playbook.metadata = {

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { AppError } from "../errors.js";
 import { getEffectiveScore } from "../domain/scoring.js";
-import { findSimilar, keywordSimilarityScorer, type SimilarityScorer } from "../domain/similarity.js";
+import { compileSanitizer } from "../domain/sanitize.js";
+import { describeSemanticError, loadSemanticEmbedder, semanticSimilarityScorer } from "../domain/semantic.js";
+import { findSimilar, keywordSimilarityScorer, semanticSearchStatus, type SimilarityScorer } from "../domain/similarity.js";
 import { defineOperation } from "../operation.js";
 import type { OperationDeps } from "../ports.js";
 import { isActiveBullet, isOutsideValidity } from "../schemas/playbook.js";
@@ -51,12 +53,23 @@ function previewOf(content: string): string {
 }
 
 /**
- * The scorer `similar` uses. Only the keyword scorer exists today; a semantic scorer (enabled by
- * `semanticSearchEnabled` with an `embeddingModel` other than "none") is to be chosen here once
- * core has an embedding port. Results are never labelled semantic unless a semantic scorer ran.
+ * The scorer `similar` uses: the semantic one (cosine of embeddings, vectors cached by content
+ * hash) when the configuration enables semantic search (`semanticSearchEnabled` with an
+ * `embeddingModel` other than "none") and the host provides an embedder, else the keyword one.
+ * The semantic scorer loads the embedder on first use and rejects when it cannot; `similar` then
+ * falls back to keywords. Results are never labelled semantic unless a semantic scorer ran.
  */
-export function similarityScorerFor(_deps: OperationDeps): SimilarityScorer {
-  return keywordSimilarityScorer;
+export function similarityScorerFor(deps: OperationDeps): SimilarityScorer {
+  if (!semanticSearchStatus(deps.config).configured || deps.embedder === undefined) return keywordSimilarityScorer;
+  const sanitize = compileSanitizer(deps.config.sanitization).sanitize;
+  return {
+    mode: "semantic",
+    async score(query, bullets) {
+      const embedder = await loadSemanticEmbedder(deps);
+      if (embedder === null) return keywordSimilarityScorer.score(query, bullets);
+      return semanticSimilarityScorer({ embedder, cache: deps.embeddingCache, logger: deps.logger, sanitize }).score(query, bullets);
+    },
+  };
 }
 
 /**
@@ -66,7 +79,7 @@ export function similarityScorerFor(_deps: OperationDeps): SimilarityScorer {
 export const similarOperation = defineOperation({
   name: "similar",
   command: "similar",
-  description: "Find playbook rules similar to a text (keyword similarity).",
+  description: "Find playbook rules similar to a text (keyword similarity, or embeddings when semantic search is enabled).",
   input: SimilarInputSchema,
   output: SimilarResultSchema,
   async run(deps, input): Promise<SimilarResult> {
@@ -92,8 +105,16 @@ export const similarOperation = defineOperation({
       playbook.bullets.filter((b) => isActiveBullet(b) && !isOutsideValidity(b, now)),
       scope,
     );
-    const scorer = similarityScorerFor(deps);
-    const matches = await findSimilar(query, candidates, scorer, { threshold, limit });
+    let scorer = similarityScorerFor(deps);
+    let matches;
+    try {
+      matches = await findSimilar(query, candidates, scorer, { threshold, limit });
+    } catch (error) {
+      if (scorer.mode !== "semantic") throw error;
+      deps.logger.warn(`Semantic search unavailable, using keyword similarity: ${describeSemanticError(error)}`);
+      scorer = keywordSimilarityScorer;
+      matches = await findSimilar(query, candidates, scorer, { threshold, limit });
+    }
 
     return {
       query,

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { compileSanitizer } from "../domain/sanitize.js";
+import { semanticMergeCandidatesFor } from "../domain/semantic.js";
 import { findMergeCandidates } from "../domain/similarity.js";
 import { getEffectiveScore, getHalfLifeDays, isStale, scoreBucket } from "../domain/scoring.js";
 import { defineOperation } from "../operation.js";
@@ -30,7 +32,7 @@ export const StatsResultSchema = z.object({
   /** Active bullets whose validFrom is still ahead. */
   notYetValidCount: z.number(),
   mergeCandidates: z.array(PairSchema),
-  /** Always empty until a semantic similarity scorer exists (see domain/similarity.ts). */
+  /** Pairs with embedding cosine ≥ 0.85 (≤ 5); empty unless semantic search is enabled and available. */
   semanticMergeCandidates: z.array(PairSchema),
 });
 export type StatsResult = z.output<typeof StatsResultSchema>;
@@ -98,6 +100,7 @@ export const statsOperation = defineOperation({
 
     // Newest first, so that the scan cap keeps the rules most likely to be fresh duplicates.
     const newestFirst = [...active].sort((a, b) => createdMs(b) - createdMs(a));
+    const semanticMergeCandidates = await semanticMergeCandidatesFor(deps, newestFirst, compileSanitizer(deps.config.sanitization).sanitize);
 
     return {
       total: all.length,
@@ -113,7 +116,7 @@ export const statsOperation = defineOperation({
       expiredCount,
       notYetValidCount,
       mergeCandidates: findMergeCandidates(newestFirst),
-      semanticMergeCandidates: [],
+      semanticMergeCandidates,
     };
   },
 });

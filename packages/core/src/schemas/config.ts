@@ -6,6 +6,10 @@ import { z } from "zod";
  * preserved so that a newer cm's settings survive a rewrite by this one.
  */
 
+/** The stores `storage.backend` can select. */
+export const STORAGE_BACKENDS = ["yaml", "sqlite"] as const;
+export type StorageBackend = (typeof STORAGE_BACKENDS)[number];
+
 export const LLM_PROVIDERS = ["openai", "anthropic", "google", "ollama", "bedrock", "cli"] as const;
 export type LlmProvider = (typeof LLM_PROVIDERS)[number];
 
@@ -95,8 +99,22 @@ export const ConfigSchema = z.looseObject({
     .default({ enabled: false, consentGiven: false, agents: [], auditLog: true }),
   semanticSearchEnabled: z.boolean().default(false),
   semanticWeight: z.number().min(0).max(1).default(0.6),
-  embeddingBackend: z.enum(["xenova", "ollama"]).default("xenova"),
+  /**
+   * `xenova`: a local transformers.js model (needs `@huggingface/transformers` installed next to
+   * cm); `ollama`: Ollama's OpenAI-compatible endpoint; `openai` (beyond the original): any
+   * OpenAI-compatible `/embeddings` endpoint (OpenAI, vLLM, LM Studio, a gateway).
+   */
+  embeddingBackend: z.enum(["xenova", "ollama", "openai"]).default("xenova"),
   embeddingModel: z.string().default("Xenova/all-MiniLM-L6-v2"),
+  /**
+   * Beyond the original: base URL of the embeddings endpoint (`…/v1`) for the `openai` and
+   * `ollama` backends (default https://api.openai.com/v1, or Ollama's `<ollamaBaseUrl>/v1`).
+   */
+  embeddingBaseUrl: z.string().min(1).optional(),
+  /** Beyond the original: where the `xenova` backend finds (and caches) models. */
+  embeddingModelDir: z.string().min(1).optional(),
+  /** Beyond the original: deadline of one embedding request in ms (default 10 000). */
+  embeddingTimeoutMs: positiveInt.optional(),
   verbose: z.boolean().default(false),
   jsonOutput: z.boolean().default(false),
   apiKey: z.string().optional(),
@@ -133,6 +151,19 @@ export const ConfigSchema = z.looseObject({
     })
     .default({ maxConcurrentCassCalls: 2, maxQueuedCassCalls: 32, cassQueueTimeoutMs: 20000 }),
   cliCommand: z.string().min(1).max(256).optional(),
+  /**
+   * Where the memory is stored (beyond the original): `yaml` (the original's files, the default)
+   * or `sqlite` (one database per layer). `path` is the global layer's database (default
+   * `<globalDir>/cass-memory.sqlite`; `~` expanded, relative paths taken from the global
+   * directory). Environment: CASS_MEMORY_STORAGE, CASS_MEMORY_STORAGE_PATH. Move the data with
+   * `cm storage migrate --to <backend>`. Only the global config may set it.
+   */
+  storage: z
+    .looseObject({
+      backend: z.enum(STORAGE_BACKENDS).default("yaml"),
+      path: z.string().min(1).optional(),
+    })
+    .default({ backend: "yaml" }),
 });
 
 export type Config = z.output<typeof ConfigSchema>;
@@ -154,8 +185,14 @@ export const REPO_FORBIDDEN_CONFIG_KEYS: readonly string[] = [
   "apiKey",
   "baseUrl",
   "ollamaBaseUrl",
+  "embeddingBaseUrl",
+  "embeddingModelDir",
+  // A committed repo config must not route the user's rules to a cloud embeddings API.
+  "embeddingBackend",
   "cliCommand",
   "budget",
   "sanitization",
   "serve",
+  // The backend of the user's store (both layers) is the user's choice, not a repository's.
+  "storage",
 ];

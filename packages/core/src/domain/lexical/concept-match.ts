@@ -1,0 +1,129 @@
+import { analyze, type Analysis } from "./analyze.js";
+import { CONCEPT_GROUPS, type ConceptGroup } from "./concepts.js";
+
+/**
+ * Matching the concept map (concepts.ts) against analysed text. Phrases are analysed like any
+ * text and compiled into a trie over their term sequences; matching walks the text's term stream
+ * leftmost-longest, so "memory leak" counts as the memory-leak phrasing and not also as "memory",
+ * and a position inside a longer match starts no other match. A compound written as one word
+ * ("useeffect") matches the phrase "useEffect" through the phrase's joined form, and phrases made
+ * only of symbols ("n+1") are matched against the text's joined forms.
+ */
+
+/** Prefix of concept pseudo-terms; analysed words never contain it. */
+export const CONCEPT_PREFIX = "~";
+
+interface TrieNode {
+  next: Map<string, TrieNode>;
+  /** Groups ending here (indexes into CONCEPT_GROUPS). */
+  groups: number[] | undefined;
+}
+
+export interface CompiledConcepts {
+  readonly groups: readonly ConceptGroup[];
+  /** Pseudo-term of each group: `~<id>`. */
+  readonly terms: readonly string[];
+  /** Distinct surface words of each group's phrases (for candidate queries). */
+  readonly surfaces: readonly (readonly string[])[];
+  readonly root: TrieNode;
+  /** Symbol-only phrases (`n+1`, `c++`) by joined form. */
+  readonly joined: ReadonlyMap<string, readonly number[]>;
+  /** Longest phrase, in terms. */
+  readonly maxLength: number;
+}
+
+const newNode = (): TrieNode => ({ next: new Map(), groups: undefined });
+
+function insert(root: TrieNode, terms: readonly string[], group: number): void {
+  let node = root;
+  for (const term of terms) {
+    let child = node.next.get(term);
+    if (child === undefined) node.next.set(term, (child = newNode()));
+    node = child;
+  }
+  node.groups ??= [];
+  if (!node.groups.includes(group)) node.groups.push(group);
+}
+
+/** Compiles `groups` (the shipped map by default). Phrases that analyse to nothing are skipped. */
+export function compileConcepts(groups: readonly ConceptGroup[] = CONCEPT_GROUPS): CompiledConcepts {
+  const root = newNode();
+  const joined = new Map<string, number[]>();
+  const surfaces: string[][] = [];
+  let maxLength = 1;
+  groups.forEach((group, g) => {
+    const words = new Set<string>();
+    for (const phrase of group.phrases) {
+      const a = analyze(phrase);
+      for (const w of a.surfaces) words.add(w);
+      for (const w of a.joinedSurfaces) if (/^[\p{L}\p{N}]+$/u.test(w)) words.add(w);
+      const oneCompound = !/\s/.test(phrase.trim()) && a.joined.length === 1;
+      if (a.terms.length > 1 || (a.terms.length === 1 && !oneCompound)) {
+        insert(root, a.terms, g);
+        maxLength = Math.max(maxLength, a.terms.length);
+        // A one-compound phrase also matches when written as one word ("useeffect" for "useEffect").
+        if (oneCompound) insert(root, a.joined, g);
+      } else {
+        // Symbols (`n+1`) and compounds whose words alone say little (`depends_on` → "depend",
+        // `on-call` → "call") match only as written, through the text's joined forms.
+        for (const j of a.joined) {
+          let list = joined.get(j);
+          if (list === undefined) joined.set(j, (list = []));
+          if (!list.includes(g)) list.push(g);
+        }
+      }
+    }
+    surfaces.push([...words]);
+  });
+  return {
+    groups,
+    terms: groups.map((g) => CONCEPT_PREFIX + g.id),
+    surfaces,
+    root,
+    joined,
+    maxLength,
+  };
+}
+
+let shipped: CompiledConcepts | undefined;
+
+/** The compiled shipped concept map (compiled on first use). */
+export function shippedConcepts(): CompiledConcepts {
+  shipped ??= compileConcepts();
+  return shipped;
+}
+
+/**
+ * The groups mentioned in `analysis`, one entry per mention (so a group mentioned twice appears
+ * twice), in text order.
+ */
+export function matchConcepts(analysis: Analysis, concepts: CompiledConcepts = shippedConcepts()): number[] {
+  const out: number[] = [];
+  const terms = analysis.terms;
+  let i = 0;
+  while (i < terms.length) {
+    let node: TrieNode | undefined = concepts.root;
+    let bestEnd = -1;
+    let bestGroups: number[] | undefined;
+    for (let j = i; j < terms.length && node !== undefined; j++) {
+      node = node.next.get(terms[j]!);
+      if (node?.groups !== undefined) {
+        bestEnd = j + 1;
+        bestGroups = node.groups;
+      }
+    }
+    if (bestGroups === undefined) {
+      i++;
+      continue;
+    }
+    for (const g of bestGroups) out.push(g);
+    i = bestEnd;
+  }
+  if (concepts.joined.size > 0) {
+    for (const j of analysis.joined) {
+      const groups = concepts.joined.get(j);
+      if (groups !== undefined) for (const g of groups) out.push(g);
+    }
+  }
+  return out;
+}

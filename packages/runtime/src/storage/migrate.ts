@@ -1,0 +1,525 @@
+import { readdir, readFile, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  AppError,
+  isAppError,
+  isPlainObject,
+  migrateSections,
+  parseSectionKey,
+  sectionLayer,
+  summarizeSection,
+  verifySections,
+  type Layer,
+  type SectionDifference,
+  type SectionSummary,
+  type Store,
+  type StoreTransfer,
+  type StorageBackend,
+} from "@cass-memory/core";
+import { atomicWriteFile } from "@cass-memory/store-yaml";
+import type { Runtime } from "../runtime.js";
+import { openStore, type OpenedStore, type StoreDirs } from "./backend.js";
+import { fingerprint, layerFiles, layerHasData, moveFile, pathOf } from "./layout.js";
+
+/**
+ * `cm storage migrate --to <backend>`: copies the memory from one backend to the other, section by
+ * section, into a staging store (`<globalDir>/.migrate-<to>/`, `<repo>/.cass/.migrate-<to>/`),
+ * verifies every section against the source, then commits: the target backend's existing files
+ * are moved to `<dir>/backups/storage-<timestamp>/`, the staged ones renamed into place, and
+ * `storage.backend` is written to config.json. The source is only ever read. Progress is saved in
+ * the staging directory after each section, so an interrupted run continues where it stopped.
+ */
+
+export const MIGRATION_LOCK = "storage-migrate";
+const PROGRESS_FILE = "progress.json";
+const PROGRESS_VERSION = 1;
+const RECORD_FILE = "migration.json";
+
+export function otherBackend(backend: StorageBackend): StorageBackend {
+  return backend === "yaml" ? "sqlite" : "yaml";
+}
+
+/** The staging directory of a layer for a migration to `to`. */
+export function stagingDir(layerDir: string, to: StorageBackend): string {
+  return join(layerDir, `.migrate-${to}`);
+}
+
+/** The directories of the staging store of a migration to `to`. */
+export function stagingDirs(live: StoreDirs, to: StorageBackend): StoreDirs {
+  const globalDir = stagingDir(live.globalDir, to);
+  return {
+    globalDir,
+    repoDir: live.repoDir === null ? null : stagingDir(live.repoDir, to),
+    playbookPath: join(globalDir, "playbook.yaml"),
+    diaryDir: join(globalDir, "diary"),
+    sqlitePath: join(globalDir, "cass-memory.sqlite"),
+  };
+}
+
+/** What `progress.json` in the global staging directory holds. */
+export interface MigrationProgress {
+  version: number;
+  from: StorageBackend;
+  to: StorageBackend;
+  layers: Layer[];
+  repoDir: string | null;
+  /** Fingerprint of the source's files when the run started; a different one restarts the copy. */
+  fingerprint: string;
+  startedAt: string;
+  updatedAt: string;
+  /** Keys of the sections already copied into the staging store. */
+  completed: string[];
+}
+
+export async function readProgress(globalDir: string, to: StorageBackend): Promise<MigrationProgress | null> {
+  try {
+    const value = JSON.parse(await readFile(join(stagingDir(globalDir, to), PROGRESS_FILE), "utf8")) as unknown;
+    if (!isPlainObject(value) || value.version !== PROGRESS_VERSION || !Array.isArray(value.completed)) return null;
+    return value as unknown as MigrationProgress;
+  } catch {
+    return null;
+  }
+}
+
+/** The record a committed migration leaves in `<globalDir>/backups/storage-<timestamp>/migration.json`. */
+export interface MigrationRecord {
+  from: StorageBackend;
+  to: StorageBackend;
+  layers: Layer[];
+  repoDir: string | null;
+  at: string;
+  /** Fingerprint of each migrated layer's source data when it was switched away from (status compares them to tell later writes). */
+  sourceFingerprints: Partial<Record<Layer, string>>;
+  backups: Array<{ layer: Layer; dir: string; files: string[] }>;
+}
+
+export type MigrateProgressEvent =
+  | { phase: "copy"; key: string; index: number; total: number; records: number }
+  | { phase: "verify"; key: string; index: number; total: number; equal: boolean }
+  | { phase: "commit"; message: string };
+
+export interface MigrateStorageOptions {
+  to: StorageBackend;
+  dryRun?: boolean;
+  onProgress?: (event: MigrateProgressEvent) => void | Promise<void>;
+  /** Clock for timestamps (default: the runtime's). */
+  now?: () => Date;
+}
+
+export interface MigrateStorageResult {
+  /** `migrated`: copied, verified and switched; `unchanged`: nothing to do; `planned`: a dry run. */
+  status: "migrated" | "unchanged" | "planned";
+  /** The backend the data is copied from (`unchanged`: the backend in use). */
+  from: StorageBackend;
+  to: StorageBackend;
+  /** The backend the runtime used when the command started. */
+  backendBefore: StorageBackend;
+  dryRun: boolean;
+  message: string;
+  /** The layers whose data moves (global: the global directory's records too). */
+  layers: Layer[];
+  /** True when an interrupted run's progress was used. */
+  resumed: boolean;
+  /** Why an earlier run's progress was discarded (the source changed, another migration, …). */
+  restarted?: string;
+  sections: {
+    total: number;
+    /** Copied by this run (dry run: would be copied). */
+    copied: number;
+    /** Copied by an earlier, interrupted run. */
+    alreadyCompleted: number;
+    /** Records in the copied sections (bullets, events, log lines, entries, …). */
+    records: number;
+    /** Lines of the source that could not be parsed: they stay in the source and are not copied. */
+    skippedLines: number;
+  };
+  /** Dry run: what each section holds. */
+  plan?: SectionSummary[];
+  /** Every section compared after the copy (never present with differences: those fail the run). */
+  verified?: { sections: number };
+  /** The target backend's earlier files, moved aside (dry run: that would be moved). */
+  backups: Array<{ layer: Layer; dir: string; files: string[] }>;
+  /** Where the target's data now lives, per layer. */
+  installed: Array<{ layer: Layer; files: string[] }>;
+  config: { path: string; updated: boolean };
+  warnings: string[];
+}
+
+function requireTransfer(store: Store, backend: StorageBackend): StoreTransfer {
+  if (store.transfer === undefined) {
+    throw new AppError("INTERNAL_ERROR", `The ${backend} store cannot take part in a migration (it has no section transfer).`);
+  }
+  return store.transfer;
+}
+
+function keyLayer(key: string): Layer {
+  return sectionLayer(parseSectionKey(key)) ?? "global";
+}
+
+function timestamp(date: Date): string {
+  return date.toISOString().replace(/:/g, "-").replace(/\./g, "-");
+}
+
+function layerDirOf(dirs: StoreDirs, layer: Layer): string {
+  return layer === "global" ? dirs.globalDir : (dirs.repoDir as string);
+}
+
+/** Which layers a migration to `to` moves, and from which backend. */
+async function planScope(rt: Runtime, to: StorageBackend): Promise<{ from: StorageBackend; layers: Layer[] }> {
+  const dirs = rt.storage.dirs;
+  const from = otherBackend(to);
+  const candidates: Layer[] = dirs.repoDir !== null ? ["global", "repo"] : ["global"];
+  if (rt.storage.backend !== to) {
+    // Switching: the global layer always (the switch is what matters), the repository's layer when
+    // either backend has data for it (so a repository without .cass/ gets none).
+    const layers: Layer[] = ["global"];
+    if (candidates.includes("repo") && ((await layerHasData(from, dirs, "repo")) || (await layerHasData(to, dirs, "repo")))) layers.push("repo");
+    return { from, layers };
+  }
+  // Already on `to`: move only layers that have no data there yet but some in the other backend
+  // (storage.backend was changed first, or a repository still holds the other backend's files).
+  const layers: Layer[] = [];
+  for (const layer of candidates) {
+    if (!(await layerHasData(to, dirs, layer)) && (await layerHasData(from, dirs, layer))) layers.push(layer);
+  }
+  return { from, layers };
+}
+
+async function existingNames(backend: StorageBackend, dirs: StoreDirs, layer: Layer): Promise<string[]> {
+  return (await layerFiles(backend, dirs, layer)).map((f) => f.name);
+}
+
+/**
+ * Runs (or plans, with `dryRun`) a migration of the runtime's store to `to`. See the module comment;
+ * errors are AppErrors: LOCK_ACQUISITION_FAILED when another migration runs or the source changed
+ * meanwhile (retryable), INTERNAL_ERROR when verification finds differences, filesystem codes when
+ * staging or committing fails. Before the config switch, a failure leaves config.json and the
+ * source as they were (moves already made are undone) and keeps the staging for a rerun.
+ */
+export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions): Promise<MigrateStorageResult> {
+  const { to } = options;
+  const dryRun = Boolean(options.dryRun);
+  const now = options.now ?? (() => rt.deps.clock.now());
+  const cli = rt.deps.cliName;
+  const live = rt.storage.dirs;
+  const configPath = rt.paths.configPath;
+  const { from, layers } = await planScope(rt, to);
+  const inScope = (key: string): boolean => layers.includes(keyLayer(key));
+  const warnings: string[] = [];
+  const envBackend = rt.storage.envBackend;
+
+  const base = {
+    from,
+    to,
+    backendBefore: rt.storage.backend,
+    dryRun,
+    layers,
+    resumed: false,
+    sections: { total: 0, copied: 0, alreadyCompleted: 0, records: 0, skippedLines: 0 },
+    backups: [] as MigrateStorageResult["backups"],
+    installed: [] as MigrateStorageResult["installed"],
+    config: { path: configPath, updated: false },
+    warnings,
+  };
+
+  if (layers.length === 0) {
+    const stale = (await layerHasData(from, live, "global")) || (live.repoDir !== null && (await layerHasData(from, live, "repo")));
+    return {
+      ...base,
+      from: rt.storage.backend,
+      status: "unchanged",
+      message: `Already using ${to}; nothing to migrate.${stale ? ` The ${from} files left from before are not used ('${cli} storage status' lists them).` : ""}`,
+    };
+  }
+
+  // The source: the runtime's own store when it is the source's backend, else one over the live directories.
+  let sourceOpened: OpenedStore | null = null;
+  const openOptions = { logger: rt.deps.logger, parseCache: false as const, ...(rt.storage.loadSqlite ? { loadSqlite: rt.storage.loadSqlite } : {}) };
+  const sourceStore = rt.storage.backend === from ? rt.deps.store : (sourceOpened = await openStore(from, live, openOptions)).store;
+  try {
+    const source = requireTransfer(sourceStore, from);
+    if (dryRun) return await plan();
+    return await rt.deps.store.exclusive(MIGRATION_LOCK, run, { waitMs: 0 });
+  } finally {
+    sourceOpened?.close();
+  }
+
+  async function plan(): Promise<MigrateStorageResult> {
+    const source = requireTransfer(sourceStore, from);
+    const keys = (await source.listSections()).filter(inScope);
+    const summaries: SectionSummary[] = [];
+    for (const key of keys) summaries.push(summarizeSection(await source.readSection(key)));
+    const progress = await readProgress(live.globalDir, to);
+    const resumable = progress !== null && progress.from === from && progress.repoDir === live.repoDir && sameLayers(progress.layers, layers) && progress.fingerprint === (await fingerprint(from, live, layers));
+    const completed = new Set(resumable ? progress.completed : []);
+    const backups: MigrateStorageResult["backups"] = [];
+    for (const layer of layers) {
+      const names = await existingNames(to, live, layer);
+      if (names.length > 0) backups.push({ layer, dir: join(layerDirOf(live, layer), "backups", "storage-<timestamp>"), files: names });
+    }
+    const copied = summaries.filter((s) => !completed.has(s.key));
+    return {
+      ...base,
+      status: "planned",
+      resumed: resumable,
+      message: `Would copy ${copied.length} section(s) of the ${layers.join(" and ")} layer${layers.length === 1 ? "" : "s"} from ${from} to ${to}${resumable ? ` (resuming: ${summaries.length - copied.length} already copied)` : ""}, verify them and switch storage.backend to ${to}. Nothing was changed.`,
+      sections: {
+        total: summaries.length,
+        copied: copied.length,
+        alreadyCompleted: summaries.length - copied.length,
+        records: copied.reduce((n, s) => n + s.records, 0),
+        skippedLines: summaries.reduce((n, s) => n + s.skipped, 0),
+      },
+      plan: summaries,
+      backups,
+      config: { path: configPath, updated: false },
+    };
+  }
+
+  async function run(): Promise<MigrateStorageResult> {
+    const source = requireTransfer(sourceStore, from);
+    const stage = stagingDirs(live, to);
+    const stageLayerDirs = layers.map((layer) => layerDirOf(stage, layer));
+    const startPrint = await fingerprint(from, live, layers);
+
+    // Resume or start afresh.
+    const previous = await readProgress(live.globalDir, to);
+    let restarted: string | undefined;
+    let progress: MigrationProgress;
+    if (previous !== null && previous.from === from && previous.repoDir === live.repoDir && sameLayers(previous.layers, layers) && previous.fingerprint === startPrint) {
+      progress = { ...previous, updatedAt: now().toISOString() };
+    } else {
+      if (previous !== null) {
+        restarted = previous.fingerprint !== startPrint && previous.from === from ? `the ${from} data changed since the interrupted run` : "an interrupted run of a different migration was discarded";
+      }
+      for (const dir of [stagingDir(live.globalDir, to), ...(live.repoDir !== null ? [stagingDir(live.repoDir, to)] : [])]) {
+        await rm(dir, { recursive: true, force: true });
+      }
+      const at = now().toISOString();
+      progress = { version: PROGRESS_VERSION, from, to, layers, repoDir: live.repoDir, fingerprint: startPrint, startedAt: at, updatedAt: at, completed: [] };
+    }
+    const saveProgress = async (): Promise<void> => {
+      progress.updatedAt = now().toISOString();
+      await atomicWriteFile(join(stagingDir(live.globalDir, to), PROGRESS_FILE), `${JSON.stringify(progress, null, 2)}\n`);
+    };
+    await saveProgress();
+    const resumed = previous !== null && restarted === undefined && progress.completed.length > 0;
+
+    const target = await openStore(to, stage, openOptions);
+    let copiedResult;
+    let verification;
+    try {
+      const transfer = requireTransfer(target.store, to);
+      const completed = new Set(progress.completed);
+      const keys = (await source.listSections()).filter(inScope);
+      copiedResult = await migrateSections(source, transfer, {
+        completed,
+        keys,
+        onSection: async (p) => {
+          progress.completed.push(p.key);
+          await saveProgress();
+          await options.onProgress?.({ phase: "copy", key: p.key, index: p.index, total: p.total, records: p.records });
+        },
+      });
+      verification = await verifySections(source, transfer, {
+        include: inScope,
+        onSection: (p) => options.onProgress?.({ phase: "verify", ...p }),
+      });
+      // A writer of the source since the start shows up here (and, usually, as differences).
+      if ((await fingerprint(from, live, layers)) !== progress.fingerprint) {
+        throw new AppError("LOCK_ACQUISITION_FAILED", `Another process wrote to the ${from} store during the migration; nothing was switched.`, {
+          hint: `Stop other ${cli} processes (agents, '${cli} serve') and run '${cli} storage migrate --to ${to}' again: it starts over from the current data.`,
+          details: { from, to },
+          retryable: true,
+        });
+      }
+      if (verification.differences.length > 0) {
+        // Copy the differing sections once more (e.g. staged files removed since an interrupted
+        // run) and compare them again; a difference that persists fails the run.
+        const bad = new Set(verification.differences.map((d) => d.key));
+        await migrateSections(source, transfer, { completed: new Set(), keys: [...bad] });
+        const again = await verifySections(source, transfer, { include: (key) => bad.has(key) });
+        if (again.differences.length > 0) {
+          const still = new Set(again.differences.map((d) => d.key));
+          progress.completed = progress.completed.filter((key) => !still.has(key));
+          await saveProgress();
+          throw verificationError(again.differences, from, to, cli);
+        }
+      }
+    } finally {
+      // Closed before its files move (SQLite: checkpoints the WAL into the database file).
+      target.close();
+    }
+    // Everything staged must be a file the install below knows where to put.
+    for (const layer of layers) {
+      const known = new Set((await layerFiles(to, stage, layer)).map((f) => f.name));
+      const extra = (await filesBelow(layerDirOf(stage, layer))).filter((name) => !known.has(name) && !(layer === "global" && name === PROGRESS_FILE));
+      if (extra.length > 0) {
+        throw new AppError("INTERNAL_ERROR", `The staged ${to} store holds files the migration does not know how to install: ${extra.join(", ")}. Nothing was switched.`, {
+          details: { layer, staging: layerDirOf(stage, layer), files: extra },
+        });
+      }
+    }
+
+    // Commit: move the target backend's live files aside, install the staged ones, switch the config.
+    const stamp = await freeStamp(timestamp(now()), layers.map((layer) => join(layerDirOf(live, layer), "backups")).concat(join(live.globalDir, "backups")));
+    const moves: Array<{ from: string; to: string }> = [];
+    const backups: MigrateStorageResult["backups"] = [];
+    const installed: MigrateStorageResult["installed"] = [];
+    const move = async (a: string, b: string): Promise<void> => {
+      await moveFile(a, b);
+      moves.push({ from: a, to: b });
+    };
+    let configUpdated = false;
+    const sourcePrints: Partial<Record<Layer, string>> = {};
+    for (const layer of layers) sourcePrints[layer] = await fingerprint(from, live, [layer]);
+    try {
+      await options.onProgress?.({ phase: "commit", message: `Installing the ${to} data` });
+      for (const layer of layers) {
+        const liveFiles = await layerFiles(to, live, layer);
+        if (liveFiles.length > 0) {
+          const dir = join(layerDirOf(live, layer), "backups", `storage-${stamp}`);
+          for (const file of liveFiles) await move(file.path, join(dir, file.name));
+          backups.push({ layer, dir, files: liveFiles.map((f) => f.name) });
+        }
+        const staged = await layerFiles(to, stage, layer);
+        const placed: string[] = [];
+        for (const file of staged) {
+          const destination = pathOf(to, file.name, live, layer);
+          if (destination === null) continue;
+          await move(file.path, destination);
+          placed.push(destination);
+        }
+        installed.push({ layer, files: placed });
+      }
+      const raw = await rt.deps.store.mutateConfigFile((config) => {
+        const storage = isPlainObject(config.storage) ? config.storage : {};
+        if (storage.backend !== to) configUpdated = true;
+        config.storage = { ...storage, backend: to };
+      });
+      void raw;
+    } catch (error) {
+      const undone = await rollback(moves);
+      throw commitError(error, undone, from, to, cli);
+    }
+
+    // Switched. Leave a record for `storage status`, then remove the staging directories.
+    const record: MigrationRecord = { from, to, layers, repoDir: live.repoDir, at: now().toISOString(), sourceFingerprints: sourcePrints, backups };
+    try {
+      await atomicWriteFile(join(live.globalDir, "backups", `storage-${stamp}`, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
+    } catch (error) {
+      warnings.push(`Could not write the migration record: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    for (const dir of stageLayerDirs.concat(stagingDir(live.globalDir, to))) {
+      try {
+        await rm(dir, { recursive: true, force: true });
+      } catch (error) {
+        warnings.push(`Could not remove the staging directory ${dir}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    if (envBackend !== null && envBackend !== to) {
+      warnings.push(`CASS_MEMORY_STORAGE=${envBackend} is set: it overrides storage.backend, so processes with it still use ${envBackend}. Unset it to use ${to}.`);
+    }
+    const skippedLines = Object.values(verification.skipped).reduce((n, v) => n + v, 0);
+    if (skippedLines > 0) {
+      warnings.push(`${skippedLines} unreadable line(s) of the ${from} data were not copied (they stay in the ${from} files).`);
+    }
+    const copied = copiedResult.copied;
+    return {
+      ...base,
+      status: "migrated",
+      resumed,
+      ...(restarted !== undefined ? { restarted } : {}),
+      message: `Migrated the ${layers.join(" and ")} layer${layers.length === 1 ? "" : "s"} from ${from} to ${to}: ${verification.keys.length} section(s) verified; storage.backend is now ${to}. The ${from} data was left as it was.`,
+      sections: {
+        total: copiedResult.keys.length,
+        copied: copied.length,
+        alreadyCompleted: copiedResult.alreadyCompleted.length,
+        records: copied.reduce((n, s) => n + s.records, 0),
+        skippedLines,
+      },
+      verified: { sections: verification.keys.length },
+      backups,
+      installed,
+      config: { path: configPath, updated: configUpdated },
+    };
+  }
+}
+
+/** A backup directory name `storage-<stamp>[-n]` not used yet in any of `dirs`. */
+async function freeStamp(stamp: string, dirs: readonly string[]): Promise<string> {
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? stamp : `${stamp}-${n}`;
+    let taken = false;
+    for (const dir of dirs) {
+      try {
+        await stat(join(dir, `storage-${candidate}`));
+        taken = true;
+      } catch {
+        // free in this directory
+      }
+    }
+    if (!taken) return candidate;
+  }
+}
+
+/** Files below `dir`, as paths relative to it (lock directories and temp files left out). */
+async function filesBelow(dir: string, prefix = ""): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(join(dir, prefix), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const entry of entries) {
+    const rel = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
+    if (entry.name.endsWith(".lock.d") || /\.tmp\.[0-9a-f]+$/.test(entry.name)) continue;
+    if (entry.isDirectory()) out.push(...(await filesBelow(dir, rel)));
+    else out.push(rel);
+  }
+  return out;
+}
+
+function sameLayers(a: readonly Layer[], b: readonly Layer[]): boolean {
+  return a.length === b.length && a.every((layer) => b.includes(layer));
+}
+
+/** Undoes moves in reverse order; returns the ones that could not be undone. */
+async function rollback(moves: ReadonlyArray<{ from: string; to: string }>): Promise<Array<{ from: string; to: string; error: string }>> {
+  const failed: Array<{ from: string; to: string; error: string }> = [];
+  for (const m of [...moves].reverse()) {
+    try {
+      await moveFile(m.to, m.from);
+    } catch (error) {
+      failed.push({ from: m.to, to: m.from, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return failed;
+}
+
+function verificationError(differences: SectionDifference[], from: StorageBackend, to: StorageBackend, cli: string): AppError {
+  const first = differences[0] as SectionDifference;
+  return new AppError(
+    "INTERNAL_ERROR",
+    `Verification failed: ${differences.length} section(s) differ between ${from} and the staged ${to} store (first: ${first.key} at ${first.path}: ${first.source} ≠ ${first.target}). Nothing was switched; the ${from} data is unchanged.`,
+    {
+      hint: `Run '${cli} storage migrate --to ${to}' again to copy the differing sections once more; if they still differ, please report it with these details.`,
+      details: { from, to, differences },
+    },
+  );
+}
+
+function commitError(error: unknown, undone: Array<{ from: string; to: string; error: string }>, from: StorageBackend, to: StorageBackend, cli: string): AppError {
+  const reason = error instanceof Error ? error.message : String(error);
+  const code = isAppError(error) ? error.code : (error as { code?: unknown }).code === "EACCES" || (error as { code?: unknown }).code === "EPERM" ? "FILE_PERMISSION_DENIED" : "FILE_WRITE_FAILED";
+  const restored =
+    undone.length === 0
+      ? `The ${from} data and config.json are unchanged; files already moved were put back.`
+      : `The ${from} data and config.json are unchanged, but ${undone.length} moved file(s) could not be put back (see details.notRestored).`;
+  return new AppError(code, `Could not install the ${to} data: ${reason}. ${restored}`, {
+    hint: `Fix the cause, then run '${cli} storage migrate --to ${to}' again: the copied sections are kept and verified again.`,
+    details: { from, to, ...(undone.length > 0 ? { notRestored: undone } : {}) },
+    cause: error,
+  });
+}
