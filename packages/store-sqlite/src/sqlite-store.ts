@@ -58,6 +58,7 @@ import type {
   FixResult,
 } from "@cass-memory/core";
 import { LayerDatabase, type Db, type SynchronousMode } from "./database.js";
+import { getDocument, linesOf, markFile, notInRepo, putDocument } from "./row-helpers.js";
 import { createSqliteDiagnostics } from "./diagnostics.js";
 import { createSqliteTransfer } from "./transfer.js";
 import { backupFile, mutateConfigJson, readStarterDir, type YamlParser } from "./files.js";
@@ -147,32 +148,10 @@ export interface SqliteStore extends Store {
   applyFix(id: string): Promise<FixResult>;
 }
 
-function notInRepo(): AppError {
-  return new AppError("CONFIG_INVALID", "Not in a git repository. Run from within a git repo.", {
-    hint: "cd into a git repository first",
-  });
-}
 
-function markFile(db: Db, name: string, nowIso: string): void {
-  db.prepare("INSERT OR IGNORE INTO layer_files (name, created_at) VALUES (?, ?)").run(name, nowIso);
-}
 
-function getDocument(db: Db, name: string): string | null {
-  const text = db.prepare("SELECT text FROM documents WHERE name = ?").pluck().get(name) as string | undefined;
-  return text ?? null;
-}
 
-function putDocument(db: Db, name: string, text: string, nowIso: string): void {
-  db.prepare("INSERT INTO documents (name, text, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at").run(
-    name,
-    text,
-    nowIso,
-  );
-}
 
-function linesOf(db: Db, sql: string, ...params: unknown[]): string {
-  return (db.prepare(sql).pluck().all(...params) as string[]).join("\n");
-}
 
 /** Freezes a playbook and everything in it (plain JSON-like data). */
 function deepFreeze<T>(value: T): T {

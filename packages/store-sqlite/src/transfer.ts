@@ -26,6 +26,7 @@ import {
 } from "@cass-memory/core";
 import type { CostEntry, CostTotals, DiaryEntry, JournalEvent, Layer, LogName, Logger, Playbook, StoreSection, StoreTransfer } from "@cass-memory/core";
 import type { Db, LayerDatabase } from "./database.js";
+import { getDocument, linesOf, markFile, notInRepo, putDocument } from "./row-helpers.js";
 import { clearStoredPlaybook, emptyStored, readStoredPlaybook, writeStoredPlaybook } from "./playbook-rows.js";
 
 /**
@@ -47,31 +48,10 @@ const COST_TOTAL_DOC = `${COST_DIR}/${COST_TOTAL_FILE}`;
 /** `meta` key keeping the playbook's last revision while the layer has no playbook, so revisions never repeat. */
 const REVISION_FLOOR = "playbook_revision_floor";
 
-function notInRepo(): AppError {
-  return new AppError("CONFIG_INVALID", "Not in a git repository. Run from within a git repo.", {
-    hint: "cd into a git repository first",
-  });
-}
 
-function markFile(db: Db, name: string, nowIso: string): void {
-  db.prepare("INSERT OR IGNORE INTO layer_files (name, created_at) VALUES (?, ?)").run(name, nowIso);
-}
 
-function getDocument(db: Db, name: string): string | null {
-  return (db.prepare("SELECT text FROM documents WHERE name = ?").pluck().get(name) as string | undefined) ?? null;
-}
 
-function putDocument(db: Db, name: string, text: string, nowIso: string): void {
-  db.prepare("INSERT INTO documents (name, text, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at").run(
-    name,
-    text,
-    nowIso,
-  );
-}
 
-function lines(db: Db, sql: string, ...params: unknown[]): string {
-  return (db.prepare(sql).pluck().all(...params) as string[]).join("\n");
-}
 
 export function createSqliteTransfer(options: SqliteTransferOptions): StoreTransfer {
   const { globalDb, repoDb, logger, logFiles } = options;
@@ -99,12 +79,12 @@ export function createSqliteTransfer(options: SqliteTransferOptions): StoreTrans
         return { ...section, events, skipped };
       }
       case "blocked": {
-        const blocked = parseJsonLines(lines(db, "SELECT line FROM blocked WHERE source = 'blocked' ORDER BY seq"));
-        const toxic = parseJsonLines(lines(db, "SELECT line FROM blocked WHERE source = 'toxic' ORDER BY seq"));
+        const blocked = parseJsonLines(linesOf(db, "SELECT line FROM blocked WHERE source = 'blocked' ORDER BY seq"));
+        const toxic = parseJsonLines(linesOf(db, "SELECT line FROM blocked WHERE source = 'toxic' ORDER BY seq"));
         return { ...section, blocked: blocked.values, toxic: toxic.values, skipped: blocked.malformed + toxic.malformed };
       }
       case "log": {
-        const { values, malformed } = parseJsonLines(lines(db, "SELECT line FROM logs WHERE log = ? ORDER BY seq", section.log));
+        const { values, malformed } = parseJsonLines(linesOf(db, "SELECT line FROM logs WHERE log = ? ORDER BY seq", section.log));
         return { ...section, records: values, skipped: malformed };
       }
       default:
@@ -131,7 +111,7 @@ export function createSqliteTransfer(options: SqliteTransferOptions): StoreTrans
         return { ...section, entries: distinct.entries, skipped: skipped + distinct.dropped };
       }
       case "processed": {
-        const { records, malformed } = decodeProcessedLog(lines(db, "SELECT line FROM processed_log WHERE log = ? ORDER BY seq", section.log));
+        const { records, malformed } = decodeProcessedLog(linesOf(db, "SELECT line FROM processed_log WHERE log = ? ORDER BY seq", section.log));
         if (malformed > 0) logger.warn(`Skipped ${malformed} malformed line(s) in ${globalDb.path}#${PROCESSED_LOG_DIR}/${processedLogFileName(section.log)}`);
         return { ...section, records };
       }
@@ -144,7 +124,7 @@ export function createSqliteTransfer(options: SqliteTransferOptions): StoreTrans
         let skipped = 0;
         const monthNames = db.prepare("SELECT DISTINCT month FROM cost_entries ORDER BY month").pluck().all() as string[];
         for (const month of monthNames) {
-          const { values, malformed } = parseJsonLines(lines(db, "SELECT line FROM cost_entries WHERE month = ? ORDER BY seq", month));
+          const { values, malformed } = parseJsonLines(linesOf(db, "SELECT line FROM cost_entries WHERE month = ? ORDER BY seq", month));
           skipped += malformed;
           if (values.length > 0) months[month] = values as CostEntry[];
         }
