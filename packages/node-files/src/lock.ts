@@ -35,6 +35,11 @@ export interface LockHandle {
 export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 export const DEFAULT_LOCK_STALE_MS = 30_000;
 export const LOCK_HEARTBEAT_MS = 10_000;
+/**
+ * A lock directory still without a pid this long after it was made was left by a process killed
+ * between `mkdir` and writing its pid (which takes milliseconds): abandoned, not stale-after-30 s.
+ */
+export const UNCLAIMED_LOCK_GRACE_MS = 3_000;
 const BACKOFF_START_MS = 10;
 const BACKOFF_CAP_MS = 200;
 
@@ -128,7 +133,9 @@ async function judge(lockDir: string, staleMs: number): Promise<Verdict | "gone"
       if (!alive) return { kind: "abandoned", owner, pid };
     }
   }
-  if (!alive && Date.now() - after.mtimeMs > staleMs) return { kind: "stale", owner, pid };
+  const age = Date.now() - after.mtimeMs;
+  if (pidText === null && age > Math.min(staleMs, UNCLAIMED_LOCK_GRACE_MS)) return { kind: "abandoned", owner, pid };
+  if (!alive && age > staleMs) return { kind: "stale", owner, pid };
   return null;
 }
 

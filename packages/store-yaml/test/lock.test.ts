@@ -108,6 +108,22 @@ describe("contention, abandoned and stale locks", () => {
     expect((await readdir(dir)).filter((n) => n.includes(".lock.d"))).toEqual([]);
   });
 
+  it("takes over a lock directory left empty a few seconds ago (its creator died before writing its pid)", async () => {
+    const target = join(dir, "f");
+    await plantLock(target, null, null, 5_000);
+    const handle = await acquireLock(target, { timeoutMs: 500, staleMs: 30_000 });
+    await handle.release();
+    expect((await readdir(dir)).filter((n) => n.includes(".lock.d"))).toEqual([]);
+  });
+
+  it("takes over a lock directory whose creator died after writing its owner but before its pid", async () => {
+    const target = join(dir, "f");
+    await plantLock(target, null, "dead-owner", 5_000);
+    const handle = await acquireLock(target, { timeoutMs: 500, staleMs: 30_000 });
+    expect(handle.owner).not.toBe("dead-owner");
+    await handle.release();
+  });
+
   it("does not remove a fresh lock without pid (it may be being created)", async () => {
     const target = join(dir, "f");
     await plantLock(target, null, null);
