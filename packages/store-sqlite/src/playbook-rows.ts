@@ -335,14 +335,18 @@ export function readCandidatePlaybook(
   const fts = ftsQueryOfTerms(query.terms);
   const limit = Math.floor(query.limit);
   if (fts !== null && limit > 0) {
+    // Rank inside FTS5 first and join only the best rows (joining every match to filter inactive
+    // rules costs more than the ranking); the inner limit leaves room for inactive ones.
     const found = db
       .prepare(
-        `SELECT b.row, b.pos, b.id, b.body FROM bullets_fts JOIN bullets b ON b.row = bullets_fts.rowid
-         WHERE bullets_fts MATCH ? AND b.state <> 'retired' AND b.maturity <> 'deprecated' AND b.deprecated = 0
-         ORDER BY bm25(bullets_fts), b.pos LIMIT ?`,
+        `SELECT b.row, b.pos, b.id, b.body
+         FROM (SELECT rowid, bm25(bullets_fts) AS rank FROM bullets_fts WHERE bullets_fts MATCH ? ORDER BY rank LIMIT ?) AS f
+         JOIN bullets b ON b.row = f.rowid
+         WHERE b.state <> 'retired' AND b.maturity <> 'deprecated' AND b.deprecated = 0
+         ORDER BY f.rank, b.pos LIMIT ?`,
       )
       .raw()
-      .all(fts, limit) as Array<[number, number, string, string]>;
+      .all(fts, limit * 2 + 50, limit) as Array<[number, number, string, string]>;
     for (const [row, pos, id, body] of found) rows.set(row, { pos, id, body });
   }
   const ids = query.ids ?? [];
