@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { updateBenchmarkDoc } from "./update-doc.mjs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { prng as rng } from "./prng.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = join(root, "packages/cass/dist/index.js");
@@ -60,17 +61,6 @@ if (!existsSync(dist)) {
   process.exit(1);
 }
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = rng(42);
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));

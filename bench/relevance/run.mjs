@@ -16,6 +16,7 @@ import { updateBenchmarkDoc } from "../update-doc.mjs";
 import { loadRankers } from "./rankers.mjs";
 import { averageSummaries, scoreTask, summarize } from "./score.mjs";
 import { fnv1a, splitOf } from "./split.mjs";
+import { prng } from "../prng.mjs";
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -33,17 +34,6 @@ const rules = readJson("./rules.json");
 const tasks = readJson("./tasks.json");
 const heldOut = tasks.filter((t) => splitOf(t.id) === "heldout");
 
-/** mulberry32: a small seeded PRNG, so shuffles are the same on every run. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffled(items, seed) {
   const random = prng(seed);

@@ -3,6 +3,7 @@
 // feedback histories (helpful and some harmful marks over the last months), maturities computed by
 // core's own rules, a few deprecated rules and anti-patterns, and session provenance.
 import { readFileSync } from "node:fs";
+import { prng } from "../prng.mjs";
 
 const TEMPLATES = JSON.parse(readFileSync(new URL("../relevance/rules.json", import.meta.url), "utf8"));
 
@@ -22,17 +23,6 @@ const CIRCUMSTANCES = [
 ];
 const AGENTS = [".claude/projects/app", ".codex/sessions/2026/10", ".cursor/chats", ".aider/history"];
 
-/** mulberry32: a small seeded PRNG, so the same seed gives the same playbook. */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz";
 const DAY = 86_400_000;

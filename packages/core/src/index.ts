@@ -74,6 +74,7 @@ export type { StoreSection, StoreSectionKind, StoreTransfer } from "./storage/tr
 export {
   TRANSFER_LOG_NAMES,
   checkSection,
+  costTotalsOfText,
   distinctDiaries,
   emptySection,
   isCostMonth,

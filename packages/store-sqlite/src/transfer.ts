@@ -8,6 +8,7 @@ import {
   PROCESSED_LOG_DIR,
   PROCESSED_LOG_HEADER,
   checkSection,
+  costTotalsOfText,
   decodeOnboardingState,
   decodeProcessedLog,
   distinctDiaries,
@@ -128,17 +129,9 @@ export function createSqliteTransfer(options: SqliteTransferOptions): StoreTrans
           skipped += malformed;
           if (values.length > 0) months[month] = values as CostEntry[];
         }
-        let totals: CostTotals | null = null;
-        const text = getDocument(db, COST_TOTAL_DOC);
-        if (text !== null && text.trim() !== "") {
-          try {
-            const value = JSON.parse(text) as unknown;
-            if (value !== null && typeof value === "object" && !Array.isArray(value)) totals = value as CostTotals;
-            else skipped += 1;
-          } catch {
-            skipped += 1;
-          }
-        }
+        const cost = costTotalsOfText(getDocument(db, COST_TOTAL_DOC));
+        const totals = cost.totals;
+        skipped += cost.skipped;
         return { ...section, months, totals, skipped };
       }
       default:

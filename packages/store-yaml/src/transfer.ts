@@ -10,6 +10,7 @@ import {
   PROCESSED_LOG_DIR,
   PROCESSED_LOG_HEADER,
   checkSection,
+  costTotalsOfText,
   decodeProcessedLog,
   distinctDiaries,
   emptySection,
@@ -186,17 +187,9 @@ export function createYamlTransfer(options: YamlTransferOptions): StoreTransfer 
       skipped += malformed;
       if (values.length > 0) months[match[1] as string] = values as CostEntry[];
     }
-    let totals: CostTotals | null = null;
-    const text = await readTextOrNull(totalPath);
-    if (text !== null && text.trim() !== "") {
-      try {
-        const value = JSON.parse(text) as unknown;
-        if (value !== null && typeof value === "object" && !Array.isArray(value)) totals = value as CostTotals;
-        else skipped += 1;
-      } catch {
-        skipped += 1;
-      }
-    }
+    const cost = costTotalsOfText(await readTextOrNull(totalPath));
+    const totals = cost.totals;
+    skipped += cost.skipped;
     return { key, kind: "costs", months, totals, skipped };
   }
 

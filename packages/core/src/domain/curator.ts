@@ -494,15 +494,18 @@ export function curatePlaybook(target: Playbook, deltas: readonly Delta[], ctx: 
   return result;
 }
 
-/** Best Jaccard match ≥ threshold, active entries first, then deprecated ones; ties keep the first. */
-function findSimilar(tokens: ReadonlySet<string>, entries: readonly RefEntry[], threshold: number): RefEntry | undefined {
+/**
+ * The best-scoring entry with a score ≥ threshold, active entries first, then deprecated ones;
+ * ties keep the first. `scoreOf` returns undefined for entries that cannot be compared.
+ */
+function bestMatch(entries: readonly RefEntry[], threshold: number, scoreOf: (e: RefEntry) => number | undefined): RefEntry | undefined {
   let bestActive: RefEntry | undefined;
-  let bestActiveScore = -1;
+  let bestActiveScore = -Infinity;
   let bestDeprecated: RefEntry | undefined;
-  let bestDeprecatedScore = -1;
+  let bestDeprecatedScore = -Infinity;
   for (const e of entries) {
-    const score = jaccard(tokens, e.tokens, threshold);
-    if (score < threshold) continue;
+    const score = scoreOf(e);
+    if (score === undefined || score < threshold) continue;
     if (!e.deprecated && score > bestActiveScore) {
       bestActive = e;
       bestActiveScore = score;
@@ -514,7 +517,12 @@ function findSimilar(tokens: ReadonlySet<string>, entries: readonly RefEntry[], 
   return bestActive ?? bestDeprecated;
 }
 
-/** Best cosine match ≥ threshold by vectors of content hashes, active entries first; ties keep the first. */
+/** Best Jaccard match ≥ threshold (see bestMatch). */
+function findSimilar(tokens: ReadonlySet<string>, entries: readonly RefEntry[], threshold: number): RefEntry | undefined {
+  return bestMatch(entries, threshold, (e) => jaccard(tokens, e.tokens, threshold));
+}
+
+/** Best cosine match ≥ threshold by vectors of content hashes (see bestMatch). */
 function findSemanticDuplicate(
   hash: string,
   entries: readonly RefEntry[],
@@ -522,24 +530,10 @@ function findSemanticDuplicate(
 ): RefEntry | undefined {
   const vector = semantic.vectors.get(hash);
   if (vector === undefined) return undefined;
-  let bestActive: RefEntry | undefined;
-  let bestActiveScore = -Infinity;
-  let bestDeprecated: RefEntry | undefined;
-  let bestDeprecatedScore = -Infinity;
-  for (const e of entries) {
+  return bestMatch(entries, semantic.threshold, (e) => {
     const other = semantic.vectors.get(e.hash);
-    if (other === undefined) continue;
-    const score = cosineSimilarity(vector, other);
-    if (score < semantic.threshold) continue;
-    if (!e.deprecated && score > bestActiveScore) {
-      bestActive = e;
-      bestActiveScore = score;
-    } else if (e.deprecated && score > bestDeprecatedScore) {
-      bestDeprecated = e;
-      bestDeprecatedScore = score;
-    }
-  }
-  return bestActive ?? bestDeprecated;
+    return other === undefined ? undefined : cosineSimilarity(vector, other);
+  });
 }
 
 /** Jaccard of two token sets; returns -1 early when it cannot reach `min`. */

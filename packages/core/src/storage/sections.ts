@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { AppError } from "../errors.js";
 import { formatZodIssues } from "../operation.js";
 import { isProcessedLogName } from "../operations/onboard-records.js";
-import type { Layer, LogName } from "../ports.js";
+import type { CostTotals, Layer, LogName } from "../ports.js";
 import { validatePlaybookForWrite } from "../schemas/codec.js";
 import { DiaryEntrySchema, JournalEventSchema, OnboardingStateSchema, ProcessedSessionSchema } from "../schemas/records.js";
 import type { StoreSection } from "./transfer.js";
@@ -254,4 +254,19 @@ export function checkSection(section: StoreSection): StoreSection {
     }
   }
   throw invalid(key, "unknown kind");
+}
+
+/**
+ * The cost totals (`cost/total.json`) of a costs section as stored: the JSON object, or null when
+ * the text is missing or blank; text that is not a JSON object counts as one skipped record.
+ */
+export function costTotalsOfText(text: string | null | undefined): { totals: CostTotals | null; skipped: number } {
+  if (text === null || text === undefined || text.trim() === "") return { totals: null, skipped: 0 };
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return { totals: value as CostTotals, skipped: 0 };
+  } catch {
+    // counted below
+  }
+  return { totals: null, skipped: 1 };
 }

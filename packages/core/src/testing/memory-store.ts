@@ -5,7 +5,7 @@ import { decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validateP
 import { PLAYBOOK_SCHEMA_VERSION, PlaybookSchema, createEmptyPlaybook } from "../schemas/playbook.js";
 import type { BlockedEntry, Playbook } from "../schemas/playbook.js";
 import { COST_DIR, COST_TOTAL_FILE, addCost, decodeCostTotals, monthlyCostFile } from "../domain/costs.js";
-import { checkSection, distinctDiaries, emptySection, isCostMonth, layerSectionKeys, parseSectionKey, sectionHoldsData, sectionLayer, sortSectionKeys } from "../storage/sections.js";
+import { checkSection, costTotalsOfText, distinctDiaries, emptySection, isCostMonth, layerSectionKeys, parseSectionKey, sectionHoldsData, sectionLayer, sortSectionKeys } from "../storage/sections.js";
 import type { StoreSection, StoreTransfer } from "../storage/transfer.js";
 import { DiaryEntrySchema, JournalEventSchema, type DiaryEntry, type JournalEvent, type OnboardingState, type ProcessedSession } from "../schemas/records.js";
 import {
@@ -516,17 +516,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
           skipped += malformed;
           if (values.length > 0) months[month] = values as CostEntry[];
         }
-        let totals: CostTotals | null = null;
-        const text = files.get(totalCostPath);
-        if (text !== undefined && text.trim() !== "") {
-          try {
-            const value = JSON.parse(text) as unknown;
-            if (value !== null && typeof value === "object" && !Array.isArray(value)) totals = value as CostTotals;
-            else skipped += 1;
-          } catch {
-            skipped += 1;
-          }
-        }
+        const cost = costTotalsOfText(files.get(totalCostPath));
+        const totals = cost.totals;
+        skipped += cost.skipped;
         return { ...empty, months, totals, skipped };
       }
     }

@@ -21,6 +21,7 @@ import {
 import { createSqliteStore } from "@cass-memory/store-sqlite";
 import { createYamlStore, fromYaml } from "@cass-memory/store-yaml";
 import { createIdGenerator, createStderrLogger, systemClock } from "../../src/node-ports.js";
+export { prng } from "./prng.mjs";
 
 export type Backend = "yaml" | "sqlite";
 export const BACKENDS: readonly Backend[] = ["yaml", "sqlite"];
@@ -416,14 +417,3 @@ export function pidlessLocks(dir: string): string[] {
   return leftovers(dir).filter((path) => path.endsWith(".lock.d") && !existsSync(join(dir, path, "pid")));
 }
 
-/** mulberry32, as in worker.mjs. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -23,6 +23,7 @@ import {
 } from "@cass-memory/core";
 import { createYamlStore, fromYaml } from "@cass-memory/store-yaml";
 import { createSqliteStore } from "@cass-memory/store-sqlite";
+import { prng } from "./prng.mjs";
 
 /**
  * @typedef {object} Spec
@@ -44,17 +45,6 @@ import { createSqliteStore } from "@cass-memory/store-sqlite";
 const spec = JSON.parse(process.argv[2] ?? "{}");
 const prefix = spec.tagPrefix ?? `w${spec.worker}`;
 
-/** mulberry32: a small seeded PRNG, so a run can be repeated from its seed. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = prng(spec.seed);
 const pick = (items) => items[Math.floor(random() * items.length)];
 
