@@ -81,6 +81,8 @@ export function sqliteFailure(error: unknown, path: string): unknown {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** Blocks the thread for short waits where the caller is synchronous (opening a database). */
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * Writers of one database file inside this process queue here (keyed by the absolute path), so
@@ -187,7 +189,7 @@ export class LayerDatabase {
       throw sqliteFailure(error, this.path);
     }
     try {
-      this.prepare(db);
+      this.prepareWhenFree(db);
     } catch (error) {
       db.close();
       throw sqliteFailure(error, this.path);
@@ -198,12 +200,38 @@ export class LayerDatabase {
     return db;
   }
 
+  /**
+   * `prepare`, retried while another process holds a lock it needs (several processes opening a new
+   * database at once: one creates the schema or switches to WAL while the others wait), up to the
+   * lock timeout. Opening is synchronous, so the waits block this thread for a few milliseconds.
+   */
+  private prepareWhenFree(db: Db): void {
+    const deadline = Date.now() + this.options.lockTimeoutMs;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        this.prepare(db);
+        return;
+      } catch (error) {
+        if (db.inTransaction) db.exec("ROLLBACK");
+        if (!isBusy(error) || Date.now() >= deadline) throw error;
+        Atomics.wait(SLEEPER, 0, 0, Math.min(5 * 2 ** Math.min(attempt, 5), 100));
+      }
+    }
+  }
+
   /** Pragmas, then the schema check and migrations. */
   private prepare(db: Db): void {
-    // The first statement reads the header: a file that is not a database fails here, untouched.
-    const appId = Number(db.pragma("application_id", { simple: true }));
-    const version = Number(db.pragma("user_version", { simple: true }));
-    const tables = Number(db.prepare("SELECT count(*) AS n FROM sqlite_schema").pluck().get());
+    // One statement, so one snapshot: read separately, a header from before another process's schema
+    // creation and a table count from after it would look like a foreign database. This first
+    // statement also reads the header: a file that is not a database fails here, untouched.
+    const identity = db
+      .prepare(
+        "SELECT (SELECT application_id FROM pragma_application_id()) AS appId, (SELECT user_version FROM pragma_user_version()) AS version, (SELECT count(*) FROM sqlite_schema) AS tables",
+      )
+      .get() as { appId: number; version: number; tables: number };
+    const appId = Number(identity.appId);
+    const version = Number(identity.version);
+    const tables = Number(identity.tables);
     if (appId !== APPLICATION_ID && !(appId === 0 && version === 0 && tables === 0)) {
       throw corruptDatabase(this.path, "it is a SQLite database, but not one of cass-memory (unknown application_id and tables)");
     }

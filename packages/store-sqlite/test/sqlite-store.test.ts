@@ -84,6 +84,56 @@ describe("database setup", () => {
     expect(rows).toEqual(MIGRATIONS.map((m) => m.version));
   });
 
+  it("processes opening a new database at the same moment all see one cass-memory database (8 processes, 5 rounds)", async () => {
+    // Regression: a process that read the header before another one's schema creation committed, and
+    // the table count after it, took the new database for a foreign one (PLAYBOOK_CORRUPT).
+    for (let round = 0; round < 5; round += 1) {
+      const roundDir = join(dir, `round-${round}`);
+      await Promise.all(Array.from({ length: 8 }, (_, p) => runWorker(["mutate", roundDir, JSON.stringify({ index: p, perProcess: 1 })], `round ${round} open ${p}`)));
+      const ids = withDb(join(roundDir, DATABASE_FILE), "global", (db) => db.prepare("SELECT id FROM bullets ORDER BY id").pluck().all());
+      expect(ids).toEqual(Array.from({ length: 8 }, (_, p) => `proc-${p}-0`));
+    }
+  });
+
+  it("opening waits while another process holds the new database locked, up to the lock timeout", async () => {
+    await mkdir(globalDir, { recursive: true });
+    const holdFor = async (ms: number, during: () => void): Promise<void> => {
+      const readyFile = join(dir, `ready-${ms}`);
+      const holder = runWorker(["hold", dbPath(), JSON.stringify({ ms, readyFile })], "holder");
+      while (!existsSync(readyFile)) await new Promise((resolve) => setTimeout(resolve, 10));
+      during();
+      await holder;
+    };
+    // A busy timeout far shorter than the hold: only the open-time retries bridge it.
+    const open = (lockTimeoutMs: number) => new LayerDatabase({ path: dbPath(), layer: "global", logger: testLogger(), busyTimeoutMs: 5, lockTimeoutMs, synchronous: "full" });
+    await holdFor(400, () => {
+      const short = open(50);
+      let caught: unknown;
+      try {
+        short.connection(true);
+      } catch (error) {
+        caught = error;
+      }
+      expect(isAppError(caught) && caught.code, String(caught)).toBe("LOCK_ACQUISITION_FAILED");
+      short.close();
+    });
+    const userVersion = () => {
+      const raw = new Database(dbPath(), { readonly: true });
+      try {
+        return raw.pragma("user_version", { simple: true });
+      } finally {
+        raw.close();
+      }
+    };
+    expect(userVersion()).toBe(0);
+    await holdFor(300, () => {
+      const patient = open(10_000);
+      expect(patient.connection(true)).not.toBeNull();
+      patient.close();
+    });
+    expect(userVersion()).toBe(SCHEMA_VERSION);
+  });
+
   it("reads of a missing database create nothing (not even the repo's .cass/)", async () => {
     const s = store();
     expect(await s.readPlaybook("repo")).toBeNull();
