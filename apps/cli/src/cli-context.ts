@@ -4,6 +4,7 @@ import type { Operation } from "@cass-memory/core";
 import { runOperation } from "@cass-memory/core";
 import type { Runtime } from "@cass-memory/runtime";
 import { printJson, printLine, successEnvelope, type SuccessExtras } from "./output.js";
+import { VERSION } from "./version.js";
 
 /**
  * State shared by the commands of one invocation: the program name, start time, which command
@@ -90,7 +91,7 @@ export function createCliContext(argv: readonly string[], options: { verbose: bo
         ctx.loadedRuntimeModule = mod;
         // `cm storage …` reports data left in the other backend itself (no start-up warning).
         const quietStorageWarning = argv.slice(2).find((a) => !a.startsWith("-")) === "storage";
-        return mod.createRuntime({ cliName, verbose: options.verbose, loadLlm, loadSqliteStore, quietStorageWarning });
+        return mod.createRuntime({ cliName, verbose: options.verbose, version: VERSION, loadLlm, loadSqliteStore, quietStorageWarning });
       });
       return runtimePromise;
     },

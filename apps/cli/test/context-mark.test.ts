@@ -43,6 +43,33 @@ describe("cm context", () => {
     expect(viaStdin.json().data.relevantBullets[0].id).toBe(id);
   });
 
+  it("keeps the ranker's analyses in ~/.cass-memory/.cache/ and answers the same from them, also after edits and damage", () => {
+    const secret = addRule("Rotate the session signing secret with a grace period for old cookies");
+    addRule("Pin GitHub Actions to a full commit SHA", "ci");
+    const task = "everyone is signed out after each deploy";
+    const documents = join(home, ".cass-memory", ".cache", "lexical-documents.json");
+    const first = cm(["context", task, "--json"], { home });
+    expect(first.code).toBe(0);
+    const ids = (r: typeof first) => r.json().data.relevantBullets.map((b: { id: string; relevanceScore: number }) => [b.id, b.relevanceScore]);
+    expect(ids(first)[0]?.[0]).toBe(secret);
+    expect(existsSync(join(home, ".cass-memory", ".cache", "lexical-concepts.json"))).toBe(true);
+    const saved = JSON.parse(readFileSync(documents, "utf8"));
+    expect(saved.value).toHaveLength(4);
+    // From the saved analyses: the same answer.
+    expect(ids(cm(["context", task, "--json"], { home }))).toEqual(ids(first));
+    // A new rule is analysed and found; the saved file grows by it.
+    const added = addRule("After a deploy, users signed out means the session signing secret changed");
+    const withNew = cm(["context", task, "--json"], { home });
+    expect(withNew.json().data.relevantBullets.map((b: { id: string }) => b.id)).toContain(added);
+    expect(JSON.parse(readFileSync(documents, "utf8")).value).toHaveLength(6);
+    // A damaged file changes nothing in the answer and is replaced.
+    writeFileSync(documents, "{ not json");
+    const afterDamage = cm(["context", task, "--json"], { home });
+    expect(afterDamage.code).toBe(0);
+    expect(ids(afterDamage)).toEqual(ids(withNew));
+    expect(JSON.parse(readFileSync(documents, "utf8")).value).toHaveLength(6);
+  });
+
   it("rejects an empty task with INVALID_INPUT (exit 2) and the reference's hint", () => {
     for (const args of [["context", "   ", "--json"], ["context", "--json"]]) {
       const r = cm(args, { home, input: "" });

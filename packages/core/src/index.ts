@@ -42,6 +42,8 @@ export type {
   Embedder,
   EmbeddingCache,
   EmbeddingCacheEntry,
+  LexicalCache,
+  LexicalCachePart,
   EpisodicHealth,
   EpisodicSearchOptions,
   EpisodicSearchResult,
@@ -643,6 +645,10 @@ export {
 } from "./domain/ranking.js";
 export type { LexicalParams, RankOptions, RankResult, ScoredBullet, SemanticScores } from "./domain/ranking.js";
 export { candidateQueryTerms } from "./domain/lexical/query.js";
+export { hasLexicalIndex } from "./domain/ranking.js";
+export { primeConcepts, warmLexicalIndex } from "./domain/lexical-cache.js";
+export type { WarmResult } from "./domain/lexical-cache.js";
+export { ANALYZER_VERSION, lexicalFingerprint } from "./domain/lexical/persist.js";
 export { CONCEPT_GROUPS } from "./domain/lexical/concepts.js";
 export type { ConceptGroup } from "./domain/lexical/concepts.js";
 export type { OmitKnown } from "./domain/types.js";

@@ -532,6 +532,23 @@ export interface EmbeddingCache {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Ranking (optional): what the ranker derives from text, kept between processes.
+
+/** `concepts`: the analysed concept map; `documents`: analysed rule texts. */
+export type LexicalCachePart = "concepts" | "documents";
+
+/**
+ * Disposable derived data of the ranker (see domain/lexical-cache.ts). Values are plain JSON that
+ * core validates itself; anything missing, stale or damaged is simply computed again.
+ */
+export interface LexicalCache {
+  /** The value saved under `part` with this fingerprint; null when there is none (or it cannot be read). */
+  read(part: LexicalCachePart, fingerprint: string): Promise<unknown>;
+  /** Replaces the value saved under `part`. Never rejects: a cache that cannot be written is only slower. */
+  write(part: LexicalCachePart, fingerprint: string, value: unknown): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Everything an operation may use.
 
 export interface OperationDeps {
@@ -559,6 +576,8 @@ export interface OperationDeps {
   embedder?: () => Promise<Embedder>;
   /** Where bullet vectors are kept between runs (without it every run embeds every bullet). */
   embeddingCache?: EmbeddingCache;
+  /** Where the ranker keeps analysed rule texts between runs (without it every process analyses them). */
+  lexicalCache?: LexicalCache;
 }
 
 /** Facts only the host knows (core reads no environment), for diagnostics. All optional. */

@@ -31,6 +31,8 @@ export {
   embeddingLoaderOf,
 } from "./embeddings.js";
 export type { EmbedderWiring, EmbeddingCacheOptions, EmbeddingModule } from "./embeddings.js";
+export { createLexicalCache, lexicalCachePath } from "./lexical-cache.js";
+export type { LexicalCacheOptions } from "./lexical-cache.js";
 export type { EpisodicWiring } from "./episodic.js";
 export type { StderrLoggerOptions } from "./node-ports.js";
 // `cm setup <client>`: MCP client configuration (planning functions are pure; setupClient does the I/O).

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { type Config, type LearningComponents, type StorageBackend, type LlmStatus, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
+import { createLexicalCache } from "./lexical-cache.js";
 import { createEmbedderLoader, createEmbeddingCache, embeddingLoaderOf, type EmbeddingModule } from "./embeddings.js";
 import { createEpisodicSource } from "./episodic.js";
 import { createLearning, resolveLlmStatus, type LearningWiring } from "./learning.js";
@@ -26,8 +27,10 @@ export interface RuntimeOptions {
   parseCache?: boolean;
   /** Keep parsed playbooks in memory while their files are unchanged (long-running servers). */
   memoizeReads?: boolean;
-  /** The program's version, reported by `cm doctor`. */
+  /** The program's version, reported by `cm doctor` (and part of the lexical cache's fingerprint). */
   version?: string;
+  /** Keep the ranker's analysed rule texts in `<globalDir>/.cache/` between processes (default true). */
+  lexicalCache?: boolean;
   /** Loads the LLM layer for `learning()` (default: a dynamic import of `@cass-memory/llm`). */
   loadLlm?: LearningWiring["loadLlm"];
   /**
@@ -150,6 +153,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     // Semantic search: nothing is loaded unless an operation finds it enabled in the config.
     embedder: createEmbedderLoader({ config, env, logger, ...embeddingLoaderOf(options) }),
     embeddingCache: createEmbeddingCache({ globalDir, clock: systemClock, logger }),
+    ...(options.lexicalCache === false ? {} : { lexicalCache: createLexicalCache({ globalDir, logger, salt: options.version ?? "dev" }) }),
   };
   logger.debug(`globalDir=${globalDir} repoRoot=${repoRoot ?? "(none)"} storage=${config.storage.backend} playbook=${store.locations.globalPlaybook}`);
   let learning: Promise<LearningComponents> | null = null;

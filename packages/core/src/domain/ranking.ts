@@ -2,7 +2,7 @@ import type { Config } from "../schemas/config.js";
 import { isActiveBullet, isAntiPattern, isOutsideValidity, type Bullet, type DeprecatedPattern } from "../schemas/playbook.js";
 import { analyze } from "./lexical/analyze.js";
 import { shippedConcepts } from "./lexical/concept-match.js";
-import { DEFAULT_BM25F, fieldTerms, LexicalIndex, type Bm25fParams } from "./lexical/lexical-index.js";
+import { DEFAULT_BM25F, fieldTerms, LexicalIndex, type Bm25fParams, type IndexBuildOptions } from "./lexical/lexical-index.js";
 import { analyzeQuery, DEFAULT_QUERY, type QueryParams } from "./lexical/query.js";
 import { DAY_MS, formatLastHelpful, getEffectiveScore, getHalfLifeDays, getHarmfulMultiplier, MATURITY_MULTIPLIER } from "./scoring.js";
 import { extractKeywords } from "./text.js";
@@ -187,11 +187,22 @@ function staticEligibility(b: Bullet): Static {
  * the text index is reused and only per-bullet data (eligibility, feedback) is refreshed. Every use
  * re-checks the bullets against what was cached, so an array or bullet changed in place is handled.
  */
-export function lexicalIndexFor(bullets: readonly Bullet[], params: Readonly<Bm25fParams> = DEFAULT_BM25F): LexicalIndex {
-  return cachedIndex(bullets, params).index;
+export function lexicalIndexFor(bullets: readonly Bullet[], params: Readonly<Bm25fParams> = DEFAULT_BM25F, build?: IndexBuildOptions): LexicalIndex {
+  return cachedIndex(bullets, params, build).index;
 }
 
-function cachedIndex(bullets: readonly Bullet[], params: Readonly<Bm25fParams>): CachedIndex {
+/** An index kept for these bullets or for the same texts, which ranking them would reuse. */
+function reusableIndex(bullets: readonly Bullet[], params: Readonly<Bm25fParams>): CachedIndex | undefined {
+  for (const c of [byArray.get(bullets), mostRecent]) if (c !== undefined && c.params === params && sameTexts(c.texts, bullets)) return c;
+  return undefined;
+}
+
+/** Whether ranking `bullets` would reuse an index this process already built (no analysis needed). */
+export function hasLexicalIndex(bullets: readonly Bullet[], params: Readonly<Bm25fParams> = DEFAULT_BM25F): boolean {
+  return reusableIndex(bullets, params) !== undefined;
+}
+
+function cachedIndex(bullets: readonly Bullet[], params: Readonly<Bm25fParams>, build?: IndexBuildOptions): CachedIndex {
   const hit = byArray.get(bullets);
   if (hit !== undefined && hit.params === params && sameBullets(hit, bullets, true)) return (mostRecent = hit);
   if (mostRecent !== undefined && mostRecent !== hit && mostRecent.params === params && sameBullets(mostRecent, bullets, false)) {
@@ -199,8 +210,7 @@ function cachedIndex(bullets: readonly Bullet[], params: Readonly<Bm25fParams>):
     return mostRecent;
   }
   // Same texts as an index we have: keep the index, refresh what depends on the bullet objects.
-  let base: CachedIndex | undefined;
-  for (const c of [hit, mostRecent]) if (base === undefined && c !== undefined && c.params === params && sameTexts(c.texts, bullets)) base = c;
+  const base = reusableIndex(bullets, params);
   const n = bullets.length;
   let frozen = true;
   const eligibility = new Uint8Array(n);
@@ -222,7 +232,7 @@ function cachedIndex(bullets: readonly Bullet[], params: Readonly<Bm25fParams>):
   const built: CachedIndex = {
     params,
     texts,
-    index: base?.index ?? new LexicalIndex(bullets, params),
+    index: base?.index ?? new LexicalIndex(bullets, params, build),
     bullets: [...bullets],
     frozen,
     eligibility,

@@ -15,6 +15,7 @@ import type { DegradedInfo, HistoryHit, OperationDeps } from "../ports.js";
 import { isActiveBullet, isAntiPattern, type DeprecatedPattern } from "../schemas/playbook.js";
 import { TraumaEntrySchema, type TraumaEntry } from "../schemas/records.js";
 import { loadContextPlaybook } from "./context-playbook.js";
+import { primeConcepts, warmLexicalIndex } from "../domain/lexical-cache.js";
 import { requireNonEmpty, requirePositiveInt } from "./shared.js";
 
 export const CONTEXT_HISTORY_TIMEOUT_MS = 8_000;
@@ -127,7 +128,11 @@ export const contextOperation = defineOperation({
 
     const now = deps.clock.now();
     const sanitizer = compileSanitizer(deps.config.sanitization);
-    const [{ playbook }, traumaWarning] = await Promise.all([loadContextPlaybook(deps, task), findTraumaWarning(deps, task)]);
+    // The concept map first: choosing candidates on a large store already needs it.
+    await primeConcepts(deps.lexicalCache, deps.logger);
+    const [{ playbook, candidatesFrom }, traumaWarning] = await Promise.all([loadContextPlaybook(deps, task), findTraumaWarning(deps, task)]);
+    // Saved analyses are for whole playbooks; candidates change with every task.
+    if (candidatesFrom === undefined) await warmLexicalIndex(playbook.bullets, deps.lexicalCache, deps.logger);
 
     const rankingWorkspace = input.workspace ?? input.currentDir;
     // Rank enough extra rules that every rule a failed check pushes down can be replaced.

@@ -45,9 +45,24 @@ function insert(root: TrieNode, terms: readonly string[], group: number): void {
   if (!node.groups.includes(group)) node.groups.push(group);
 }
 
-/** Compiles `groups` (the shipped map by default). Phrases that analyse to nothing are skipped. */
-export function compileConcepts(groups: readonly ConceptGroup[] = CONCEPT_GROUPS): CompiledConcepts {
-  const root = newNode();
+/**
+ * The analysed form of a concept map: what compiling it costs (analysing about two thousand
+ * phrases), as plain data that can be kept between processes and turned into CompiledConcepts
+ * cheaply (buildConcepts).
+ */
+export interface ConceptPlan {
+  /** Term sequences entered into the trie, each with its group, in order. */
+  readonly inserts: ReadonlyArray<readonly [readonly string[], number]>;
+  /** Joined forms matched as written, with their groups. */
+  readonly joined: ReadonlyArray<readonly [string, readonly number[]]>;
+  /** Distinct surface words of each group's phrases. */
+  readonly surfaces: readonly (readonly string[])[];
+  readonly maxLength: number;
+}
+
+/** Analyses the phrases of `groups`. Phrases that analyse to nothing are skipped. */
+export function planConcepts(groups: readonly ConceptGroup[] = CONCEPT_GROUPS): ConceptPlan {
+  const inserts: Array<readonly [readonly string[], number]> = [];
   const joined = new Map<string, number[]>();
   const surfaces: string[][] = [];
   let maxLength = 1;
@@ -59,10 +74,10 @@ export function compileConcepts(groups: readonly ConceptGroup[] = CONCEPT_GROUPS
       for (const w of a.joinedSurfaces) if (/^[\p{L}\p{N}]+$/u.test(w)) words.add(w);
       const oneCompound = !/\s/.test(phrase.trim()) && a.joined.length === 1;
       if (a.terms.length > 1 || (a.terms.length === 1 && !oneCompound)) {
-        insert(root, a.terms, g);
+        inserts.push([a.terms, g]);
         maxLength = Math.max(maxLength, a.terms.length);
         // A one-compound phrase also matches when written as one word ("useeffect" for "useEffect").
-        if (oneCompound) insert(root, a.joined, g);
+        if (oneCompound) inserts.push([a.joined, g]);
       } else {
         // Symbols (`n+1`) and compounds whose words alone say little (`depends_on` → "depend",
         // `on-call` → "call") match only as written, through the text's joined forms.
@@ -75,22 +90,53 @@ export function compileConcepts(groups: readonly ConceptGroup[] = CONCEPT_GROUPS
     }
     surfaces.push([...words]);
   });
+  return { inserts, joined: [...joined], surfaces, maxLength };
+}
+
+/** CompiledConcepts of `groups` from their plan (planConcepts of the same groups). */
+export function buildConcepts(groups: readonly ConceptGroup[], plan: ConceptPlan): CompiledConcepts {
+  const root = newNode();
+  for (const [terms, g] of plan.inserts) insert(root, terms, g);
   return {
     groups,
     terms: groups.map((g) => CONCEPT_PREFIX + g.id),
-    surfaces,
+    surfaces: plan.surfaces,
     root,
-    joined,
-    maxLength,
+    joined: new Map(plan.joined),
+    maxLength: plan.maxLength,
   };
 }
 
-let shipped: CompiledConcepts | undefined;
+/** Compiles `groups` (the shipped map by default). */
+export function compileConcepts(groups: readonly ConceptGroup[] = CONCEPT_GROUPS): CompiledConcepts {
+  return buildConcepts(groups, planConcepts(groups));
+}
 
-/** The compiled shipped concept map (compiled on first use). */
+let shipped: CompiledConcepts | undefined;
+let shippedPlan: ConceptPlan | undefined;
+
+/** The compiled shipped concept map (compiled on first use, unless installed from a saved plan). */
 export function shippedConcepts(): CompiledConcepts {
-  shipped ??= compileConcepts();
+  if (shipped === undefined) {
+    shippedPlan = planConcepts();
+    shipped = buildConcepts(CONCEPT_GROUPS, shippedPlan);
+  }
   return shipped;
+}
+
+/** The plan of the shipped map, when it was compiled in this process (to save it), else undefined. */
+export function shippedConceptPlan(): ConceptPlan | undefined {
+  return shippedPlan;
+}
+
+/** Whether the shipped map is compiled or installed already. */
+export function hasShippedConcepts(): boolean {
+  return shipped !== undefined;
+}
+
+/** Uses a saved plan of the shipped map instead of compiling it (no effect once it exists). */
+export function installShippedConcepts(plan: ConceptPlan): void {
+  shipped ??= buildConcepts(CONCEPT_GROUPS, plan);
 }
 
 /**

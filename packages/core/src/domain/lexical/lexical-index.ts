@@ -103,6 +103,58 @@ class IntBuffer {
   }
 }
 
+/**
+ * One field of a document as the index counts it: its words in text order (they make the field's
+ * length and, for the content, the stream proximity is measured on) and its other terms (joined
+ * identifier forms and concept pseudo-terms), which count as occurrences but not as length.
+ */
+export interface FieldTerms {
+  readonly words: readonly string[];
+  readonly extra: readonly string[];
+}
+
+/** What the index keeps of a document: the terms of its three fields. */
+export interface DocumentTerms {
+  readonly content: FieldTerms;
+  readonly tags: FieldTerms;
+  readonly category: FieldTerms;
+}
+
+const NO_TERMS: FieldTerms = Object.freeze({ words: Object.freeze([]), extra: Object.freeze([]) });
+
+function fieldOf(analyses: readonly Analysis[], concepts: CompiledConcepts): FieldTerms {
+  const words: string[] = [];
+  const extra: string[] = [];
+  for (const analysis of analyses) {
+    for (const term of analysis.terms) if (!isParticle(term)) words.push(term);
+    for (const term of analysis.joined) extra.push(term);
+    for (const g of matchConcepts(analysis, concepts)) extra.push(concepts.terms[g]!);
+  }
+  return { words, extra };
+}
+
+/**
+ * Analyses a document for the index (the costly part of building one: tokenising, stemming and
+ * concept matching). The result depends only on the document's texts and the analyser, so hosts
+ * may keep it between processes (see lexical/persist.ts).
+ */
+export function analyzeDocument(doc: IndexedDocument, concepts: CompiledConcepts = shippedConcepts()): DocumentTerms {
+  return {
+    content: fieldOf([analyze(doc.content ?? "", false)], concepts),
+    tags: doc.tags !== undefined && doc.tags.length > 0 ? fieldOf(doc.tags.map(analyzeShort), concepts) : NO_TERMS,
+    category: doc.category ? fieldOf([analyzeShort(doc.category)], concepts) : NO_TERMS,
+  };
+}
+
+/** How a LexicalIndex gets each document's terms. */
+export interface IndexBuildOptions {
+  concepts?: CompiledConcepts;
+  /** Terms already analysed, by document position (missing entries are analysed). */
+  known?: ReadonlyArray<DocumentTerms | undefined>;
+  /** Called with the terms of each document the index had to analyse. */
+  onAnalyzed?: (doc: number, terms: DocumentTerms) => void;
+}
+
 export class LexicalIndex {
   readonly size: number;
   readonly params: Readonly<Bm25fParams>;
@@ -125,7 +177,7 @@ export class LexicalIndex {
   private readonly queryMark: Uint8Array;
   private epoch = 0;
 
-  constructor(docs: readonly IndexedDocument[], params: Readonly<Bm25fParams> = DEFAULT_BM25F, concepts: CompiledConcepts = shippedConcepts()) {
+  constructor(docs: readonly IndexedDocument[], params: Readonly<Bm25fParams> = DEFAULT_BM25F, build: IndexBuildOptions = {}) {
     this.params = params;
     const n = docs.length;
     this.size = n;
@@ -168,31 +220,28 @@ export class LexicalIndex {
       tf[id * FIELDS + field]! += 1;
       return id;
     };
-    /** Counts a field's terms (words, joined forms, concepts); returns its length in words. */
-    const countField = (doc: number, analysis: Analysis, field: number, stream: IntBuffer | undefined): number => {
-      let length = 0;
-      for (const term of analysis.terms) {
-        if (isParticle(term)) continue;
-        const id = countTerm(doc, term, field);
+    /** Counts a field's terms; returns its length in words. */
+    const countField = (doc: number, field: FieldTerms, index: number, stream: IntBuffer | undefined): number => {
+      for (const term of field.words) {
+        const id = countTerm(doc, term, index);
         stream?.push(id);
-        length++;
       }
-      for (const term of analysis.joined) countTerm(doc, term, field);
-      for (const g of matchConcepts(analysis, concepts)) countTerm(doc, concepts.terms[g]!, field);
-      return length;
+      for (const term of field.extra) countTerm(doc, term, index);
+      return field.words.length;
     };
 
+    const concepts = build.concepts ?? shippedConcepts();
     for (let d = 0; d < n; d++) {
-      const doc = docs[d]!;
+      let terms = build.known?.[d];
+      if (terms === undefined) {
+        terms = analyzeDocument(docs[d]!, concepts);
+        build.onAnalyzed?.(d, terms);
+      }
       docTerms.length = 0;
       streamStart[d] = streamTerms.length;
-      lengths[0]![d] = countField(d, analyze(doc.content ?? "", false), 0, streamTerms);
-      if (doc.tags !== undefined && doc.tags.length > 0) {
-        let length = 0;
-        for (const tag of doc.tags) length += countField(d, analyzeShort(tag), 1, undefined);
-        lengths[1]![d] = length;
-      }
-      if (doc.category) lengths[2]![d] = countField(d, analyzeShort(doc.category), 2, undefined);
+      lengths[0]![d] = countField(d, terms.content, 0, streamTerms);
+      lengths[1]![d] = countField(d, terms.tags, 1, undefined);
+      lengths[2]![d] = countField(d, terms.category, 2, undefined);
       for (const id of docTerms) {
         const list = raw[id]!;
         list.push(d);

@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import { analyze } from "./analyze.js";
+import { buildConcepts, compileConcepts, planConcepts } from "./concept-match.js";
+import { CONCEPT_GROUPS } from "./concepts.js";
+import { analyzeDocument, LexicalIndex, type DocumentTerms, type IndexedDocument } from "./lexical-index.js";
+import {
+  ANALYZER_VERSION,
+  decodeConceptPlan,
+  decodeDocuments,
+  decodeTerms,
+  documentKey,
+  documentsToSave,
+  encodeTerms,
+  hashText,
+  lexicalFingerprint,
+} from "./persist.js";
+import { analyzeQuery } from "./query.js";
+
+const SAMPLES: IndexedDocument[] = [
+  { content: "Rotate the session signing secret on every deploy; users get logged out otherwise.", tags: ["auth", "deploy"], category: "security" },
+  { content: "Use `useEffect` cleanup to cancel fetches; ERR_MODULE_NOT_FOUND means a missing .js suffix under NodeNext.", tags: ["react", "node.js"] },
+  { content: "C++ and C# builds: pin the toolchain; avoid the N+1 query in /home/dev/acme/src/users.ts:42:7.", category: "build" },
+  { content: "Sign in with SSO, then log in to the registry (npm login) before pnpm publish --access public." },
+  { content: "" },
+];
+
+describe("saved analyses", () => {
+  it("encode and decode give back exactly what analyzeDocument made", () => {
+    for (const doc of SAMPLES) {
+      const terms = analyzeDocument(doc);
+      const encoded = encodeTerms(terms);
+      expect(encoded, doc.content).not.toBeNull();
+      expect(decodeTerms(encoded!)).toEqual(terms);
+    }
+  });
+
+  it("pins the analyser's output: when this fails, bump ANALYZER_VERSION in persist.ts and update the hash", () => {
+    // Saved analyses are trusted while the fingerprint matches; a changed analyser with an unchanged
+    // version would make every CLI process rank with stale terms.
+    // The analyser proper (concept-map edits change the fingerprint by themselves).
+    const output = JSON.stringify(SAMPLES.map((doc) => [doc.content, ...(doc.tags ?? []), doc.category ?? ""].map((text) => analyze(text, false))));
+    expect({ version: ANALYZER_VERSION, hash: hashText(output) }).toEqual({ version: 1, hash: PINNED_OUTPUT_HASH });
+  });
+
+  it("an index built from decoded terms scores exactly like one that analysed the texts", () => {
+    const known = SAMPLES.map((doc) => decodeTerms(encodeTerms(analyzeDocument(doc))!)!);
+    const analysed: number[] = [];
+    const fromText = new LexicalIndex(SAMPLES);
+    const fromSaved = new LexicalIndex(SAMPLES, undefined, { known, onAnalyzed: (d) => analysed.push(d) });
+    expect(analysed).toEqual([]);
+    for (const task of ["users logged out after deploy", "useEffect fetch cancel", "n+1 queries in the users module", "npm login sso"]) {
+      const a = fromText.search(analyzeQuery(task, undefined, undefined, fromText).query);
+      const scoresA = Array.from(a.docs.subarray(0, a.count), (d) => [d, a.scores[d]]);
+      const b = fromSaved.search(analyzeQuery(task, undefined, undefined, fromSaved).query);
+      const scoresB = Array.from(b.docs.subarray(0, b.count), (d) => [d, b.scores[d]]);
+      expect(scoresA.length, task).toBeGreaterThan(0);
+      expect(scoresB, task).toEqual(scoresA);
+    }
+  });
+
+  it("analyses only the documents without saved terms, and reports them", () => {
+    const known: Array<DocumentTerms | undefined> = SAMPLES.map((doc, i) => (i % 2 === 0 ? analyzeDocument(doc) : undefined));
+    const analysed: Array<[number, DocumentTerms]> = [];
+    new LexicalIndex(SAMPLES, undefined, { known, onAnalyzed: (d, terms) => analysed.push([d, terms]) });
+    expect(analysed.map(([d]) => d)).toEqual([1, 3]);
+    expect(analysed[0]![1]).toEqual(analyzeDocument(SAMPLES[1]!));
+  });
+
+  it("rejects damaged encodings instead of guessing", () => {
+    expect(decodeTerms("a b|c")).toBeNull();
+    expect(decodeTerms("a  b|||||")).toBeNull();
+    expect(decodeTerms("a b|c|d|e|f|g|h")).toBeNull();
+    expect(decodeTerms("|||||")).toEqual({ content: { words: [], extra: [] }, tags: { words: [], extra: [] }, category: { words: [], extra: [] } });
+    expect(encodeTerms({ content: { words: ["has space"], extra: [] }, tags: { words: [], extra: [] }, category: { words: [], extra: [] } })).toBeNull();
+    expect(encodeTerms({ content: { words: ["a|b"], extra: [] }, tags: { words: [], extra: [] }, category: { words: [], extra: [] } })).toBeNull();
+  });
+
+  it("saved documents: a flat key/terms array; anything else reads as empty", () => {
+    expect([...decodeDocuments(["k1", "a||||", "k2", "b||||"])]).toEqual([
+      ["k1", "a||||"],
+      ["k2", "b||||"],
+    ]);
+    for (const bad of [null, {}, "x", ["k1"], ["k1", 3], [1, "a"]]) expect(decodeDocuments(bad).size).toBe(0);
+  });
+
+  it("document keys change with the content, the tags and the category, and not otherwise", () => {
+    const base = { content: "Rotate keys", tags: ["a", "b"], category: "security" };
+    const key = documentKey(base);
+    expect(documentKey({ ...base })).toBe(key);
+    for (const other of [{ ...base, content: "Rotate key" }, { ...base, tags: ["a"] }, { ...base, tags: ["ab"] }, { ...base, category: "ops" }, { content: "Rotate keys" }]) {
+      expect(documentKey(other)).not.toBe(key);
+    }
+    expect(hashText("abc")).toMatch(/^[0-9a-f]{16}$/);
+    expect(lexicalFingerprint()).toMatch(new RegExp(`^lexical-${ANALYZER_VERSION}-[0-9a-f]{16}$`));
+  });
+
+  it("saves every document in use first, then older ones within the budget", () => {
+    const inUse: Array<[string, string]> = Array.from({ length: 4000 }, (_, i) => [`u${i}`, "x||||"]);
+    const saved = new Map<string, string>([...Array.from({ length: 3000 }, (_, i) => [`old${i}`, "y||||"] as [string, string]), ["u0", "x||||"]]);
+    const out = documentsToSave(inUse, saved);
+    const keys = out.filter((_, i) => i % 2 === 0);
+    expect(keys.slice(0, 4000)).toEqual(inUse.map(([k]) => k));
+    // 4,000 in use: room for max(1000, 2000) = 2,000 older ones.
+    expect(keys.length).toBe(6000);
+    expect(keys[4000]).toBe("old0");
+    expect(new Set(keys).size).toBe(keys.length);
+    // Few in use: at least 1,000 older ones are kept.
+    expect(documentsToSave([["a", "x||||"]], saved).length / 2).toBe(1001);
+  });
+
+  it("a concept plan survives JSON and builds the same concepts as compiling", () => {
+    const plan = decodeConceptPlan(JSON.parse(JSON.stringify(planConcepts())));
+    expect(plan).not.toBeNull();
+    expect(buildConcepts(CONCEPT_GROUPS, plan!)).toEqual(compileConcepts());
+  });
+
+  it("rejects plans of another shape", () => {
+    const good = JSON.parse(JSON.stringify(planConcepts())) as Record<string, unknown>;
+    expect(decodeConceptPlan(null)).toBeNull();
+    expect(decodeConceptPlan({ ...good, surfaces: (good.surfaces as unknown[]).slice(1) })).toBeNull();
+    expect(decodeConceptPlan({ ...good, inserts: [[["a"], CONCEPT_GROUPS.length]] })).toBeNull();
+    expect(decodeConceptPlan({ ...good, inserts: [[[], 0]] })).toBeNull();
+    expect(decodeConceptPlan({ ...good, joined: [["x", ["0"]]] })).toBeNull();
+    expect(decodeConceptPlan({ ...good, maxLength: "3" })).toBeNull();
+  });
+});
+
+const PINNED_OUTPUT_HASH = "606eba9f0d0aee28";

@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import { primeConcepts, warmLexicalIndex } from "../src/domain/lexical-cache.js";
+import { compileConcepts, hasShippedConcepts, planConcepts, shippedConcepts } from "../src/domain/lexical/concept-match.js";
+import { decodeDocuments, documentKey, lexicalFingerprint } from "../src/domain/lexical/persist.js";
+import { hasLexicalIndex, rankBulletsForTask } from "../src/domain/ranking.js";
+import { runOperation } from "../src/operation.js";
+import { contextOperation } from "../src/operations/context.js";
+import type { LexicalCache, LexicalCachePart } from "../src/ports.js";
+import { defaultConfig } from "../src/schemas/config.js";
+import type { Bullet } from "../src/schemas/playbook.js";
+import { createMemoryLogger, createMemoryStore, createTestBullet, createTestDeps } from "../src/testing.js";
+
+const NOW = "2026-06-01T00:00:00.000Z";
+const logger = createMemoryLogger();
+
+/** A LexicalCache in memory that records what was asked of it. */
+function memoryCache(initial: Partial<Record<LexicalCachePart, { fingerprint: string; value: unknown }>> = {}) {
+  const saved = new Map(Object.entries(initial) as Array<[LexicalCachePart, { fingerprint: string; value: unknown }]>);
+  const reads: LexicalCachePart[] = [];
+  const writes: LexicalCachePart[] = [];
+  const cache: LexicalCache = {
+    async read(part, fingerprint) {
+      reads.push(part);
+      const entry = saved.get(part);
+      return entry?.fingerprint === fingerprint ? entry.value : null;
+    },
+    async write(part, fingerprint, value) {
+      writes.push(part);
+      saved.set(part, { fingerprint, value: JSON.parse(JSON.stringify(value)) });
+    },
+  };
+  return { cache, saved, reads, writes };
+}
+
+const rule = (id: string, content: string, extra: Partial<Bullet> = {}): Bullet =>
+  createTestBullet({ id, content, category: "general", createdAt: NOW, updatedAt: NOW, ...extra });
+
+const RULES = [
+  rule("secret", "Rotate the session signing secret only together with a grace period for old cookies.", { tags: ["auth"] }),
+  rule("esm", "Under NodeNext, relative imports need the .js suffix (ERR_MODULE_NOT_FOUND otherwise)."),
+  rule("lockfile", "Update pnpm-lock.yaml in the same PR as a dependency bump; CI installs with --frozen-lockfile."),
+  rule("bucket", "Rate-limit per API key with a token bucket; keep the bucket in Redis so replicas share it."),
+];
+
+describe("primeConcepts", () => {
+  // First in this file: the shipped map must not exist yet in this module instance.
+  it("installs a saved plan instead of compiling, and the result equals compiling", async () => {
+    expect(hasShippedConcepts()).toBe(false);
+    const { cache, writes } = memoryCache({ concepts: { fingerprint: lexicalFingerprint(), value: JSON.parse(JSON.stringify(planConcepts())) } });
+    await primeConcepts(cache, logger);
+    expect(hasShippedConcepts()).toBe(true);
+    expect(writes).toEqual([]);
+    expect(shippedConcepts()).toEqual(compileConcepts());
+  });
+
+  it("does nothing once the map exists", async () => {
+    const { cache, reads, writes } = memoryCache();
+    await primeConcepts(cache, logger);
+    expect(reads).toEqual([]);
+    expect(writes).toEqual([]);
+  });
+});
+
+describe("warmLexicalIndex", () => {
+  it("analyses every rule once, saves the analyses, and a later index of the same rules reuses them", async () => {
+    const { cache, saved } = memoryCache();
+    expect(await warmLexicalIndex(RULES, cache, logger)).toEqual({ reused: 0, analysed: 4 });
+    const documents = decodeDocuments(saved.get("documents")!.value);
+    expect([...documents.keys()]).toEqual(RULES.map(documentKey));
+    expect(saved.get("documents")!.fingerprint).toBe(lexicalFingerprint());
+
+    // Same texts in new objects: this process's index is reused, the cache is not even read.
+    const copies = RULES.map((b) => ({ ...b }));
+    expect(hasLexicalIndex(copies)).toBe(true);
+    expect(await warmLexicalIndex(copies, cache, logger)).toBeNull();
+
+    // One rule edited and one added: only those two are analysed.
+    const edited = [...RULES.slice(0, 3), rule("bucket", "Rate-limit per API key with a sliding window."), rule("new", "Pin GitHub Actions to a commit SHA.")];
+    expect(hasLexicalIndex(edited)).toBe(false);
+    expect(await warmLexicalIndex(edited, cache, logger)).toEqual({ reused: 3, analysed: 2 });
+    const after = decodeDocuments(saved.get("documents")!.value);
+    // In use first, then the old analysis of the edited rule (kept within the budget).
+    expect([...after.keys()]).toEqual([...edited.map(documentKey), documentKey(RULES[3]!)]);
+  });
+
+  it("ranks with saved analyses exactly as without them", async () => {
+    const { cache } = memoryCache();
+    const opts = { now: new Date(NOW), config: defaultConfig(), limit: 10, minRelevance: 0 };
+    const tasks = ["users get logged out after every deploy", "Cannot find module ./routes/users", "ERR_PNPM_OUTDATED_LOCKFILE in CI", "throttle each api key"];
+    const plain = RULES.map((b) => ({ ...b, content: `${b.content} ` }));
+    // Analysed here (and saved), then ranked: the expected answers come from an analysed index.
+    expect(await warmLexicalIndex(plain, cache, logger)).toEqual({ reused: 0, analysed: 4 });
+    const expected = tasks.map((t) => rankBulletsForTask(plain, t, opts).ranked.map((r) => [r.id, r.relevanceScore]));
+    // Another playbook in between, so this process no longer holds an index of those texts.
+    rankBulletsForTask([rule("other", "Something else entirely.")], "anything", opts);
+    const fresh = plain.map((b) => ({ ...b }));
+    expect(hasLexicalIndex(fresh)).toBe(false);
+    expect(await warmLexicalIndex(fresh, cache, logger)).toEqual({ reused: 4, analysed: 0 });
+    expect(tasks.map((t) => rankBulletsForTask(fresh, t, opts).ranked.map((r) => [r.id, r.relevanceScore]))).toEqual(expected);
+    expect(expected.some((r) => r.length > 0)).toBe(true);
+  });
+
+  it("ignores a damaged or foreign cache and replaces it", async () => {
+    for (const value of [{ not: "documents" }, ["only-a-key"], [documentKey(RULES[0]!), "not|valid"]]) {
+      const distinct = RULES.map((b) => rule(b.id, `${b.content} (${JSON.stringify(value).length})`));
+      const { cache, saved } = memoryCache({ documents: { fingerprint: lexicalFingerprint(), value } });
+      expect(await warmLexicalIndex(distinct, cache, logger)).toEqual({ reused: 0, analysed: 4 });
+      expect([...decodeDocuments(saved.get("documents")!.value).keys()].slice(0, 4)).toEqual(distinct.map(documentKey));
+    }
+    const other = RULES.map((b) => rule(b.id, `${b.content} (other analyser)`));
+    const { cache } = memoryCache({ documents: { fingerprint: "lexical-0-0000000000000000", value: other.flatMap((b) => [documentKey(b), "x||||"]) } });
+    expect(await warmLexicalIndex(other, cache, logger)).toEqual({ reused: 0, analysed: 4 });
+  });
+
+  it("a cache whose reads fail only costs the analysis", async () => {
+    const failing: LexicalCache = {
+      read: async () => {
+        throw new Error("disk on fire");
+      },
+      write: async () => undefined,
+    };
+    const distinct = RULES.map((b) => rule(b.id, `${b.content} (failing cache)`));
+    expect(await warmLexicalIndex(distinct, failing, logger)).toEqual({ reused: 0, analysed: 4 });
+  });
+});
+
+describe("context with a lexical cache", () => {
+  it("saves the analyses of the whole playbook and answers the same with and without the cache", async () => {
+    const store = createMemoryStore({ repo: false, now: () => NOW });
+    await store.mutatePlaybook("global", (pb) => {
+      pb.bullets.push(...RULES.map((b) => ({ ...b, content: `${b.content} Seen in context.` })));
+    });
+    const { cache, saved } = memoryCache();
+    const input = { task: "everyone is signed out after we deploy", noHistory: true };
+    const withCache = await runOperation(contextOperation, createTestDeps(store, { lexicalCache: cache }), input);
+    const without = await runOperation(contextOperation, createTestDeps(store), input);
+    expect(withCache.relevantBullets.map((b) => b.id)).toEqual(without.relevantBullets.map((b) => b.id));
+    expect(withCache.relevantBullets.length).toBeGreaterThan(0);
+    expect(decodeDocuments(saved.get("documents")?.value).size).toBe(RULES.length);
+  });
+});

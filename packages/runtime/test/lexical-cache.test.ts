@@ -1,0 +1,105 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { contextOperation, lexicalFingerprint, runOperation } from "@cass-memory/core";
+import { createMemoryLogger } from "@cass-memory/core/testing";
+import { createLexicalCache, lexicalCachePath } from "../src/lexical-cache.js";
+import { createRuntime } from "../src/runtime.js";
+import { tempDir, writeFile } from "./helpers.js";
+
+let root: string;
+let cleanup: () => void;
+beforeEach(() => {
+  const t = tempDir("cm-lexical-cache-");
+  root = t.path;
+  cleanup = t.cleanup;
+});
+afterEach(() => cleanup());
+
+describe("lexical cache files", () => {
+  it("reads nothing (and creates nothing) before a write; reads a value back under its fingerprint only", async () => {
+    const globalDir = join(root, "g");
+    const logger = createMemoryLogger();
+    const cache = createLexicalCache({ globalDir, logger, salt: "1.2.3" });
+    expect(await cache.read("documents", "fp-1")).toBeNull();
+    expect(existsSync(join(globalDir, ".cache"))).toBe(false);
+
+    await cache.write("documents", "fp-1", ["k", "a||||"]);
+    await cache.write("concepts", "fp-1", { plan: true });
+    expect(await cache.read("documents", "fp-1")).toEqual(["k", "a||||"]);
+    expect(await cache.read("concepts", "fp-1")).toEqual({ plan: true });
+    expect(await cache.read("documents", "fp-2")).toBeNull();
+    // Another program version never reads it.
+    expect(await createLexicalCache({ globalDir, logger, salt: "1.2.4" }).read("documents", "fp-1")).toBeNull();
+    const file = JSON.parse(readFileSync(lexicalCachePath(globalDir, "documents"), "utf8"));
+    expect(file).toEqual({ fingerprint: "fp-1@1.2.3", value: ["k", "a||||"] });
+  });
+
+  it("a damaged file reads as empty and the next write replaces it", async () => {
+    const globalDir = join(root, "g");
+    const logger = createMemoryLogger();
+    const cache = createLexicalCache({ globalDir, logger });
+    writeFile(lexicalCachePath(globalDir, "documents"), '{"fingerprint": "fp", "value": [');
+    expect(await cache.read("documents", "fp")).toBeNull();
+    expect(logger.lines.some((e) => e.level === "debug" && e.message.includes("Ignoring"))).toBe(true);
+    await cache.write("documents", "fp", ["k", "|||||"]);
+    expect(await cache.read("documents", "fp")).toEqual(["k", "|||||"]);
+  });
+
+  it("a write that cannot happen resolves and is only logged", async () => {
+    const blocker = join(root, "not-a-dir");
+    writeFileSync(blocker, "x");
+    const logger = createMemoryLogger();
+    const cache = createLexicalCache({ globalDir: blocker, logger });
+    await expect(cache.write("documents", "fp", ["k", "|||||"])).resolves.toBeUndefined();
+    expect(logger.lines.some((e) => e.level === "debug" && e.message.includes("Could not save"))).toBe(true);
+    expect(await cache.read("documents", "fp")).toBeNull();
+  });
+});
+
+describe("the runtime's lexical cache", () => {
+  const playbook = (rules: string[]) =>
+    [
+      'schema_version: 2',
+      'name: playbook',
+      'description: test',
+      'metadata:',
+      '  createdAt: "2026-01-01T00:00:00.000Z"',
+      '  totalReflections: 0',
+      '  totalSessionsProcessed: 0',
+      'deprecatedPatterns: []',
+      'bullets:',
+      ...rules.flatMap((content, i) => [
+        `  - id: b-${i}`,
+        '    category: general',
+        `    content: ${JSON.stringify(content)}`,
+        '    createdAt: "2026-01-01T00:00:00.000Z"',
+        '    updatedAt: "2026-01-01T00:00:00.000Z"',
+      ]),
+    ].join("\n") + "\n";
+
+  it("context saves the concept map and the analysed rules under the global directory; lexicalCache: false saves nothing", async () => {
+    const rules = ["Runtime cache test: rotate the signing secret with a grace period.", "Runtime cache test: pin actions to a commit SHA."];
+    for (const enabled of [true, false]) {
+      const home = join(root, enabled ? "on" : "off");
+      const globalDir = join(home, ".cass-memory");
+      writeFile(join(globalDir, "playbook.yaml"), playbook(rules.map((r) => `${r} (${enabled})`)));
+      const runtime = await createRuntime({ env: { HOME: home, CASS_MEMORY_LLM: "none" }, cwd: home, version: "9.9.9", lexicalCache: enabled });
+      try {
+        expect(runtime.deps.lexicalCache !== undefined).toBe(enabled);
+        const result = await runOperation(contextOperation, runtime.deps, { task: "users logged out after the signing secret changed", noHistory: true });
+        expect(result.relevantBullets.map((b) => b.id)).toContain("b-0");
+      } finally {
+        runtime.close();
+      }
+      const documents = lexicalCachePath(globalDir, "documents");
+      expect(existsSync(documents)).toBe(enabled);
+      if (enabled) {
+        const saved = JSON.parse(readFileSync(documents, "utf8"));
+        expect(saved.fingerprint).toBe(`${lexicalFingerprint()}@9.9.9`);
+        expect(saved.value).toHaveLength(2 * rules.length);
+        expect(existsSync(lexicalCachePath(globalDir, "concepts"))).toBe(true);
+      }
+    }
+  });
+});
