@@ -1,5 +1,7 @@
 import { BulletSchema, PlaybookSchema, createEmptyPlaybook, hashContent } from "@cass-memory/core";
 import type { Bullet, Layer, Playbook } from "@cass-memory/core";
+import { isCanonicalBullet } from "./bullet-check.js";
+import { searchCandidateRows } from "./candidate-search.js";
 import { corruptDatabase, type Db } from "./database.js";
 
 /**
@@ -301,23 +303,29 @@ export function decodeBullet(body: string): Bullet | null {
   }
 }
 
-/** FTS5 query matching any of `terms` (each quoted, so no term is read as syntax); null when none is usable. */
-export function ftsQueryOfTerms(terms: readonly string[], maxTerms = 64): string | null {
-  const words = new Set<string>();
-  for (const term of terms) {
-    for (const match of term.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
-      if (words.size >= maxTerms) break;
-      words.add(match[0]);
-    }
+/**
+ * The bullets of `bodies` (parsed), with the top-level record, as PlaybookSchema returns them, or
+ * PLAYBOOK_CORRUPT. Bodies the store wrote skip the schema (see isCanonicalBullet); when any body
+ * is not such a value, everything goes through the schema, exactly as a full read does.
+ */
+function decodeCandidatePlaybook(path: string, top: Record<string, unknown>, bodies: unknown[]): Playbook {
+  if (bodies.every(isCanonicalBullet)) {
+    // The top-level record alone (its bullets come last in the schema, so a fault in it is the
+    // first issue either way).
+    const head = PlaybookSchema.safeParse({ ...top, bullets: [] });
+    if (!head.success) throw corruptDatabase(path, issueText(head.error), head.error);
+    return { ...head.data, bullets: bodies as Bullet[] };
   }
-  if (words.size === 0) return null;
-  return [...words].map((w) => `"${w}"`).join(" OR ");
+  const parsed = PlaybookSchema.safeParse({ ...top, bullets: bodies });
+  if (!parsed.success) throw corruptDatabase(path, issueText(parsed.error), parsed.error);
+  return parsed.data;
 }
 
 /**
  * The layer's playbook with only candidate bullets (see `BulletCandidateIndex.readCandidates`):
- * the best `limit` active matches of the terms, plus the bullets with the given ids, in playbook
- * order (so ties rank as they would over the whole playbook). Null when the layer has no playbook.
+ * the best `limit` active matches of the terms (searchCandidateRows), plus the bullets with the
+ * given ids, in playbook order (so ties rank as they would over the whole playbook). Null when the
+ * layer has no playbook.
  */
 export function readCandidatePlaybook(
   db: Db,
@@ -332,22 +340,13 @@ export function readCandidatePlaybook(
     throw corruptDatabase(path, "the playbook record is not a JSON object");
   }
   const rows = new Map<number, { pos: number; id: string; body: string }>();
-  const fts = ftsQueryOfTerms(query.terms);
-  const limit = Math.floor(query.limit);
-  if (fts !== null && limit > 0) {
-    // Rank inside FTS5 first and join only the best rows (joining every match to filter inactive
-    // rules costs more than the ranking); the inner limit leaves room for inactive ones.
-    const found = db
-      .prepare(
-        `SELECT b.row, b.pos, b.id, b.body
-         FROM (SELECT rowid, bm25(bullets_fts) AS rank FROM bullets_fts WHERE bullets_fts MATCH ? ORDER BY rank LIMIT ?) AS f
-         JOIN bullets b ON b.row = f.rowid
-         WHERE b.state <> 'retired' AND b.maturity <> 'deprecated' AND b.deprecated = 0
-         ORDER BY f.rank, b.pos LIMIT ?`,
-      )
+  const found = searchCandidateRows(db, query.terms, query.limit);
+  if (found.length > 0) {
+    const byRow = db
+      .prepare("SELECT row, pos, id, body FROM bullets WHERE row IN (SELECT value FROM json_each(?))")
       .raw()
-      .all(fts, limit * 2 + 50, limit) as Array<[number, number, string, string]>;
-    for (const [row, pos, id, body] of found) rows.set(row, { pos, id, body });
+      .all(JSON.stringify(found)) as Array<[number, number, string, string]>;
+    for (const [row, pos, id, body] of byRow) rows.set(row, { pos, id, body });
   }
   const ids = query.ids ?? [];
   for (let i = 0; i < ids.length; i += 500) {
@@ -359,8 +358,6 @@ export function readCandidatePlaybook(
     for (const [row, pos, id, body] of byId) rows.set(row, { pos, id, body });
   }
   const ordered = [...rows.entries()].sort((a, b) => a[1].pos - b[1].pos || a[0] - b[0]);
-  const bullets = ordered.map(([row, r]) => parseJson(r.body, path, `bullet ${JSON.stringify(r.id)} (row ${row})`));
-  const parsed = PlaybookSchema.safeParse({ ...(top as Record<string, unknown>), bullets });
-  if (!parsed.success) throw corruptDatabase(path, issueText(parsed.error), parsed.error);
-  return parsed.data;
+  const bodies = ordered.map(([row, r]) => parseJson(r.body, path, `bullet ${JSON.stringify(r.id)} (row ${row})`));
+  return decodeCandidatePlaybook(path, top as Record<string, unknown>, bodies);
 }
