@@ -26,6 +26,7 @@ import type {
 import type { DiscoveryEnv, NormalizedConversation, NormalizedMessage, SessionReader } from "../model.js";
 import { bm25Idf, bm25TermScore } from "./bm25.js";
 import { normalizeAgentKey } from "./discovery.js";
+import { DEFAULT_DISCOVERY_CACHE_TTL_MS, DISCOVERY_CACHE_NAME, WalkCache } from "./discovery-cache.js";
 import { IndexStore, type FoundSession, type IndexSnapshot, type LiveSegment } from "./index-store.js";
 import type { Segment } from "./segment.js";
 import { makeSnippet } from "./snippet.js";
@@ -52,8 +53,16 @@ export interface NativeSourceOptions {
    * temporary directory removed when the process exits.
    */
   indexDir: string | null;
-  /** For `days` windows (default: the system clock). */
+  /** For `days` windows and the discovery cache's TTL (default: the system clock). */
   clock?: Clock;
+  /**
+   * How long the result of a broad discovery walk (Aider's walk of the home directory) is reused
+   * before the root is walked again, in ms (default ten minutes; 0 walks on every call). Known
+   * session files are stat-ed on every call whatever this is; a history file in a new place can
+   * take this long to be found. Walk results are kept in memory and in `<indexDir>/discovery.json`
+   * (see discovery-cache.ts); `reindex()` always walks.
+   */
+  discoveryCacheTtlMs?: number;
   logger?: Logger;
   /** Reported as the source's name (default "native"). */
   name?: string;
@@ -77,7 +86,7 @@ export interface ReindexResult {
 
 export interface NativeEpisodicSource extends EpisodicSource {
   health(): Promise<NativeHealth>;
-  /** Brings the index up to date now, with no time budget. */
+  /** Brings the index up to date now, with no time budget, walking broad roots again (no discovery cache). */
   reindex(): Promise<ReindexResult>;
 }
 
@@ -372,10 +381,18 @@ export function createNativeSource(options: NativeSourceOptions): NativeEpisodic
   const extraRoots = options.extraRoots ?? {};
   const store = new IndexStore({ dir: options.indexDir, logger });
   const snippetCache = new WordCache(20_000);
+  const ttl = options.discoveryCacheTtlMs;
+  const walkCache = new WalkCache({
+    file: options.indexDir === null ? null : join(resolve(options.indexDir), DISCOVERY_CACHE_NAME),
+    ttlMs: typeof ttl === "number" && Number.isFinite(ttl) ? ttl : DEFAULT_DISCOVERY_CACHE_TTL_MS,
+    now: () => clock.now().getTime(),
+    logger,
+  });
 
-  const discover = async (): Promise<FoundSession[]> => {
+  /** Session files now; broad walks are reused within the TTL unless `fresh`. */
+  const discover = async (fresh = false): Promise<FoundSession[]> => {
     try {
-      const found = await options.discover(readers, env, extraRoots);
+      const found = await options.discover(walkCache.wrap(readers, fresh), env, extraRoots);
       return Array.isArray(found) ? found : [];
     } catch (error) {
       logger.warn(`Session discovery failed: ${message(error)}`);
@@ -596,7 +613,7 @@ export function createNativeSource(options: NativeSourceOptions): NativeEpisodic
 
     async reindex(): Promise<ReindexResult> {
       try {
-        const snap = await store.refresh(await discover(), null);
+        const snap = await store.refresh(await discover(true), null);
         let sessions = 0;
         for (const ls of snap.segments) sessions += ls.segment.files.filter((_, i) => !ls.masked[i]).length;
         return { sessions, messages: snap.liveDocs };

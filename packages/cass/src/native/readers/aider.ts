@@ -10,24 +10,82 @@
  */
 import path from "node:path";
 
-import type { DiscoveryEnv, NormalizedConversation, SessionFileRef, SessionReader } from "../../model.js";
+import type { DiscoveryEnv, NormalizedConversation, SessionFileRef } from "../../model.js";
+import type { CachedWalkReader } from "../discovery-cache.js";
 import { ConversationBuilder, envValue, readLines, toRefs, uniquePaths, walkFiles } from "./util.js";
 
 const AGENT = "aider" as const;
 const FILE_NAME = ".aider.chat.history.md";
 const SESSION_HEADER = /^# aider chat started at (.+)$/;
-/** Directories never worth descending into when searching a broad root such as HOME. */
+/**
+ * Names of directories the home walk never enters. Each holds installed dependencies, build
+ * output, caches or OS/application data — never the project folder a user ran aider in — and
+ * most are large enough to eat the walk's time and its 20,000-directory budget. Every walk also
+ * skips `node_modules`, `.git`, `.hg` and `.svn`; this walk skips every dot directory too (`.cache`,
+ * `.venv`, `.cargo`, `.npm`, `.m2`, …). Plausible project names (`vendor`, `env`, `lib`, `src`,
+ * `out`, `tmp`) are not listed: those trees are recognised by their contents (see below).
+ */
 const SKIPPED_DIRS = new Set([
+  // OS and application data: macOS `~/Library`, Windows `AppData`, app bundles, Snap packages.
   "Library",
   "AppData",
   "Applications",
+  "snap",
+  // Build output (Rust/Maven `target`, JS `dist`, generic `build`) and Python bytecode.
   "target",
   "dist",
   "build",
-  "venv",
   "__pycache__",
-  "snap",
+  // Python: the usual virtualenv name, and installed packages of any interpreter or environment.
+  "venv",
+  "site-packages",
+  "dist-packages",
+  // JavaScript dependencies besides `node_modules` (Bower, jspm).
+  "bower_components",
+  "jspm_packages",
+  // CocoaPods dependencies of iOS/macOS projects.
+  "Pods",
 ]);
+
+/**
+ * Top-level system trees, met only when the walked root is `/` (the HOME of some service
+ * accounts and containers): kernel pseudo-filesystems (`/proc`, `/sys`, `/dev`, `/run`) and the
+ * operating system's own files (`/usr`, `/lib*`, `/bin`, `/sbin`, `/etc`, `/boot`), which never
+ * hold a user's project. `/home`, `/root`, `/srv`, `/opt`, `/var` and `/tmp` are still walked.
+ */
+const SYSTEM_TREES = new Set(["/proc", "/sys", "/dev", "/run", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/boot"]);
+
+/** Whether the walk enters a directory (by name and path). */
+function enterDir(name: string, full: string): boolean {
+  if (name.startsWith(".") || SKIPPED_DIRS.has(name)) return false;
+  // Go's module cache, `$GOPATH/pkg/mod` (`~/go/pkg/mod`): read-only copies of dependencies.
+  if (name === "mod" && path.basename(path.dirname(full)) === "pkg") return false;
+  return !SYSTEM_TREES.has(full);
+}
+
+/**
+ * Whether the walk enters the subdirectories of a directory it has listed: not when the listing
+ * marks a dependency or cache tree, whatever the directory is called. Files directly inside are
+ * still looked at.
+ * - `pyvenv.cfg`: a Python virtualenv (`env/`, `myenv/`, …).
+ * - `conda-meta`: a conda installation or environment (`~/miniconda3`, `~/anaconda3`, `envs/x`),
+ *   whose `pkgs/` and `lib/` trees are huge.
+ * - `CACHEDIR.TAG`: a directory tagged as a cache (the Cache Directory Tagging spec; Cargo's
+ *   `target/`, many tool caches).
+ * - a directory named `vendor` holding Go's `modules.txt` or Composer's `autoload.php`: vendored
+ *   dependencies (a `vendor` folder without them may be anything, and is entered).
+ */
+function enterChildren(names: ReadonlySet<string>, dir: string): boolean {
+  if (names.has("pyvenv.cfg") || names.has("conda-meta") || names.has("CACHEDIR.TAG")) return false;
+  if (path.basename(dir) === "vendor" && (names.has("modules.txt") || names.has("autoload.php"))) return false;
+  return true;
+}
+
+/**
+ * Names this walk's rules for the discovery cache (see ../discovery-cache.ts): a persisted walk
+ * result made under another key is not reused. Change it whenever the walk's rules change.
+ */
+const WALK_CACHE_KEY = "aider/2";
 
 type Kind = "user" | "tool" | "assistant";
 
@@ -37,9 +95,16 @@ function headerTime(text: string): number | null {
   return Number.isNaN(parsed) ? null : parsed;
 }
 
-export function createAiderReader(): SessionReader {
+/**
+ * The Aider reader. Its walk of the home directory is the one broad walk among the readers, so it
+ * declares a `walkCacheKey`: the native source then reuses a walk's result for a while (ten minutes
+ * by default) instead of walking HOME on every search. Known history files are still stat-ed on
+ * every search; a history file in a new place is found by the next walk, up to that long later.
+ */
+export function createAiderReader(): CachedWalkReader {
   return {
     agent: AGENT,
+    walkCacheKey: WALK_CACHE_KEY,
     defaultRoots(ctx: DiscoveryEnv): string[] {
       return uniquePaths([envValue(ctx.env, "CASS_AIDER_DATA_ROOT") ?? ctx.home]);
     },
@@ -48,7 +113,8 @@ export function createAiderReader(): SessionReader {
         maxDepth: 5,
         maxDirs: 20_000,
         acceptFile: (name) => name === FILE_NAME,
-        enterDir: (name) => !name.startsWith(".") && !SKIPPED_DIRS.has(name),
+        enterDir,
+        enterChildren,
       });
       return toRefs(AGENT, files);
     },

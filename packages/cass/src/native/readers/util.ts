@@ -3,7 +3,7 @@
  * loading, timestamp normalisation, content flattening, conversation assembly with caps, and a
  * bounded directory walker. Nothing here throws on bad data.
  */
-import { createReadStream, type Dirent } from "node:fs";
+import { createReadStream } from "node:fs";
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 
@@ -388,6 +388,12 @@ export interface WalkOptions {
   acceptFile: (name: string, fullPath: string, depth: number) => boolean;
   /** Whether to descend into a directory (the root is always entered). */
   enterDir?: (name: string, fullPath: string, depth: number) => boolean;
+  /**
+   * Whether the subdirectories of a directory just listed (by the names it holds) are entered at
+   * all; its files are still matched. Lets a walk recognise a dependency or cache tree by a marker
+   * file (`pyvenv.cfg`, `CACHEDIR.TAG`, …) whatever the tree is called. Not asked for the root.
+   */
+  enterChildren?: (names: ReadonlySet<string>, dir: string, depth: number) => boolean;
   /** Upper bound on directories visited (protects broad roots like HOME). */
   maxDirs?: number;
   /** Upper bound on files returned. */
@@ -395,6 +401,12 @@ export interface WalkOptions {
 }
 
 const ALWAYS_SKIPPED_DIRS = new Set(["node_modules", ".git", ".hg", ".svn"]);
+/**
+ * Directories of one level whose `realpath` and `readdir` are in flight together. The walk still
+ * visits them in order (the same directories are entered and counted as one at a time would),
+ * only the waiting overlaps: one call at a time costs a thread-pool round trip each.
+ */
+const WALK_CONCURRENCY = 16;
 
 /**
  * Walks `root` breadth-first to a bounded depth and returns matching files. Follows symlinks but
@@ -415,46 +427,55 @@ export async function walkFiles(root: string, opts: WalkOptions): Promise<string
   let visited = 0;
   while (queue.length > 0) {
     const next: Array<{ dir: string; depth: number }> = [];
-    for (const { dir, depth } of queue) {
-      if (visited >= maxDirs || found.length >= maxFiles) return found.sort();
-      let real: string;
-      try {
-        real = await realpath(dir);
-      } catch {
-        continue;
-      }
-      if (seen.has(real)) continue;
-      seen.add(real);
-      visited += 1;
-      let entries: Dirent[];
-      try {
-        entries = await readdir(dir, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      for (const entry of entries) {
-        const full = path.join(dir, entry.name);
-        let isDir = entry.isDirectory();
-        let isFile = entry.isFile();
-        if (entry.isSymbolicLink()) {
-          const target = await fileInfo(full);
-          if (target === null) continue;
-          isDir = target.isDirectory;
-          isFile = target.isFile;
+    for (let start = 0; start < queue.length; start += WALK_CONCURRENCY) {
+      const batch = queue.slice(start, start + WALK_CONCURRENCY);
+      const reals = await Promise.all(batch.map(({ dir }) => realpath(dir).catch(() => null)));
+      // Decide in order which directories are visited, exactly as a one-at-a-time walk would.
+      const chosen: Array<{ dir: string; depth: number }> = [];
+      let capped = false;
+      for (let i = 0; i < batch.length; i++) {
+        if (visited >= maxDirs) {
+          capped = true;
+          break;
         }
-        const childDepth = depth + 1;
-        if (isFile) {
-          if (opts.acceptFile(entry.name, full, childDepth)) {
-            found.push(full);
-            if (found.length >= maxFiles) return found.sort();
+        const real = reals[i];
+        if (real === null || real === undefined || seen.has(real)) continue;
+        seen.add(real);
+        visited += 1;
+        chosen.push(batch[i]!);
+      }
+      const listings = await Promise.all(chosen.map(({ dir }) => readdir(dir, { withFileTypes: true }).catch(() => null)));
+      for (let i = 0; i < chosen.length; i++) {
+        const entries = listings[i];
+        if (entries === null || entries === undefined) continue;
+        const { dir, depth } = chosen[i]!;
+        entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        const descend =
+          depth === 0 || opts.enterChildren === undefined || opts.enterChildren(new Set(entries.map((e) => e.name)), dir, depth);
+        for (const entry of entries) {
+          const full = path.join(dir, entry.name);
+          let isDir = entry.isDirectory();
+          let isFile = entry.isFile();
+          if (entry.isSymbolicLink()) {
+            const target = await fileInfo(full);
+            if (target === null) continue;
+            isDir = target.isDirectory;
+            isFile = target.isFile;
           }
-        } else if (isDir && childDepth <= opts.maxDepth && !ALWAYS_SKIPPED_DIRS.has(entry.name)) {
-          if (opts.enterDir === undefined || opts.enterDir(entry.name, full, childDepth)) {
-            next.push({ dir: full, depth: childDepth });
+          const childDepth = depth + 1;
+          if (isFile) {
+            if (opts.acceptFile(entry.name, full, childDepth)) {
+              found.push(full);
+              if (found.length >= maxFiles) return found.sort();
+            }
+          } else if (descend && isDir && childDepth <= opts.maxDepth && !ALWAYS_SKIPPED_DIRS.has(entry.name)) {
+            if (opts.enterDir === undefined || opts.enterDir(entry.name, full, childDepth)) {
+              next.push({ dir: full, depth: childDepth });
+            }
           }
         }
       }
+      if (capped) return found.sort();
     }
     queue = next;
   }
