@@ -1,7 +1,7 @@
 // Broad discovery walks: what the Aider home walk skips, the bounded walker's visiting order with
 // overlapped I/O, and the discovery cache (a walk of a broad root is reused within a TTL, in one
 // process and across processes through `<indexDir>/discovery.json`; damaged records are ignored).
-import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { createFakeClock, type FakeClock } from "@cass-memory/core/testing";
@@ -205,6 +205,21 @@ describe("discovery cache", () => {
     clock.advance(1);
     await src.search("walrus", { limit: 5 });
     expect(reader.walks).toBe(2);
+  });
+
+  it("writes nothing before the history index exists (a health check), saving the walk once it does", async () => {
+    const reader = walkingReader(root);
+    const src = spySource([reader]);
+    expect((await src.health()).sessions).toBeGreaterThan(0);
+    expect(reader.walks).toBe(1);
+    expect(existsSync(join(home, ".cass-memory"))).toBe(false);
+
+    // A search brings the index up to date (creating its directory) and saves the remembered walk.
+    expect(await paths(src, "walrus")).toEqual([join(root, "a.jsonl")]);
+    expect(reader.walks).toBe(1);
+    expect(JSON.parse(readFileSync(join(indexDir, DISCOVERY_CACHE_NAME), "utf8"))).toMatchObject({
+      walks: [{ reader: "spy/1", root, paths: [join(root, "a.jsonl")] }],
+    });
   });
 
   it("shares one walk between concurrent searches", async () => {

@@ -17,9 +17,12 @@
  *   walk, and other processes reuse a walk persisted by any of them;
  * - a persisted record that is unreadable, damaged, from another format version or made with other
  *   walk rules (another `walkCacheKey`) is ignored and the root walked again; a file that cannot be
- *   written leaves the cache in memory only. The file is a cache, never a source of truth.
+ *   written leaves the cache in memory only. The file is a cache, never a source of truth;
+ * - the file is written only into an existing index directory (the history index creates it when
+ *   it first indexes a session): a command that finds nothing to index (`cm doctor` on a new
+ *   machine) leaves no directory behind, and its walks are remembered in memory only.
  */
-import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 
 import type { Logger } from "@cass-memory/core";
@@ -103,6 +106,8 @@ export class WalkCache {
   private readonly logger: Logger;
   /** Walk results known to this process, by reader key and root. */
   private readonly memory = new Map<string, WalkRecord>();
+  /** Walks made while the index directory did not exist yet, persisted by `flush`. */
+  private readonly unsaved = new Map<string, WalkRecord>();
   /** Walks under way, shared by concurrent calls for the same root. */
   private readonly inflight = new Map<string, Promise<SessionFileRef[]>>();
 
@@ -174,8 +179,20 @@ export class WalkCache {
     const refs = await reader.discover(root);
     const record: WalkRecord = { reader: reader.walkCacheKey, root, walkedAt, paths: refs.map((r) => resolve(r.path)) };
     this.memory.set(key, record);
-    this.persist(record);
+    this.unsaved.set(key, record);
+    this.flush();
     return refs;
+  }
+
+  /**
+   * Persists the walks not saved yet, once the index directory exists (call it after the history
+   * index was brought up to date, which creates the directory when it indexes anything).
+   */
+  flush(): void {
+    if (this.unsaved.size === 0 || this.file === null || !existsSync(dirname(this.file))) return;
+    const records = [...this.unsaved.values()];
+    this.unsaved.clear();
+    this.persist(records);
   }
 
   /** The valid records of the persisted file (none when it is missing or damaged). */
@@ -201,18 +218,15 @@ export class WalkCache {
     }
   }
 
-  /** Writes `record` into the persisted file with the other roots' still-fresh records. */
-  private persist(record: WalkRecord): void {
+  /** Writes `records` into the persisted file with the other roots' still-fresh records. */
+  private persist(records: readonly WalkRecord[]): void {
     if (this.file === null) return;
     const now = this.now();
-    const walks = [
-      ...this.load().filter((r) => keyOf(r.reader, r.root) !== keyOf(record.reader, record.root) && this.fresh(r, now)),
-      record,
-    ];
+    const replaced = new Set(records.map((r) => keyOf(r.reader, r.root)));
+    const walks = [...this.load().filter((r) => !replaced.has(keyOf(r.reader, r.root)) && this.fresh(r, now)), ...records];
     const body: CacheFile = { format: FORMAT, version: VERSION, walks };
     const tmp = `${this.file}.${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 8)}.tmp`;
     try {
-      mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
       writeFileSync(tmp, `${JSON.stringify(body)}\n`, { mode: 0o600 });
       renameSync(tmp, this.file);
     } catch (error) {

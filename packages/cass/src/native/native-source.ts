@@ -505,6 +505,7 @@ export function createNativeSource(options: NativeSourceOptions): NativeEpisodic
       try {
         const found = await discover();
         const snap = await store.refresh(found, deadline);
+        walkCache.flush();
         const weights = expandTerms(snap, parsed);
         const top = rank(snap, weights, parsed.excluded, filters, limit);
         const texts = new Map<string, string[] | null>();
@@ -567,6 +568,7 @@ export function createNativeSource(options: NativeSourceOptions): NativeEpisodic
       let snap: IndexSnapshot;
       try {
         snap = await store.refresh(await discover(), null);
+        walkCache.flush();
       } catch (error) {
         logger.warn(`Could not list sessions: ${message(error)}`);
         return [];
@@ -614,6 +616,7 @@ export function createNativeSource(options: NativeSourceOptions): NativeEpisodic
     async reindex(): Promise<ReindexResult> {
       try {
         const snap = await store.refresh(await discover(true), null);
+        walkCache.flush();
         let sessions = 0;
         for (const ls of snap.segments) sessions += ls.segment.files.filter((_, i) => !ls.masked[i]).length;
         return { sessions, messages: snap.liveDocs };
