@@ -257,45 +257,44 @@ async function inProcess(backend, dir, size) {
 }
 
 /**
- * The full-text query `context` runs on SQLite, alone (better-sqlite3 on the database file, a new
- * connection per task as in a CLI process): how many rows match the task's keywords (OR-ed, as the
- * store does), the time of the store's query (bm25 over every match joined with \`bullets\` for
- * the active filter, best CANDIDATE_LIMIT with their JSON bodies), and of the same ranked inside
- * FTS5 first (best 2 × CANDIDATE_LIMIT) and joined afterwards — one way to make it cheaper.
+ * The candidate search `context` runs on SQLite, alone (better-sqlite3 on the database file, a new
+ * connection per task as in a CLI process; the store's `searchCandidateRows` with the terms core's
+ * `loadContextPlaybook` passes): how many rows match any of the task's words (what a single OR
+ * query would have to rank), the search's time (row ids of the best CANDIDATE_LIMIT active rules,
+ * no bodies), and, for comparison, the query the store ran before (bm25 over every match inside
+ * FTS5, best 2 × CANDIDATE_LIMIT joined with `bullets` for the active filter, bodies included).
  */
 function ftsQueryCost(dir, tasks) {
   const file = join(dir, storeSqlite.DATABASE_FILE);
-  const matchOf = (task) => {
+  const matchOf = (terms) => {
     const words = new Set();
-    for (const term of core.extractKeywords(task)) for (const m of term.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) if (words.size < 64) words.add(m[0]);
+    for (const term of terms) for (const m of term.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) if (words.size < 64) words.add(m[0]);
     return [...words].map((w) => `"${w}"`).join(" OR ");
   };
   const active = "b.state <> 'retired' AND b.maturity <> 'deprecated' AND b.deprecated = 0";
-  const storeSql = `SELECT b.row, b.pos, b.id, b.body FROM bullets_fts JOIN bullets b ON b.row = bullets_fts.rowid WHERE bullets_fts MATCH ? AND ${active} ORDER BY bm25(bullets_fts), b.pos LIMIT ?`;
-  const ftsFirstSql = `SELECT b.row, b.pos, b.id, b.body FROM (SELECT rowid, rank FROM bullets_fts WHERE bullets_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN bullets b ON b.row = f.rowid WHERE ${active} ORDER BY f.rank, b.pos LIMIT ?`;
-  const cold = (sql, ...params) => {
+  const formerSql = `SELECT b.row, b.pos, b.id, b.body FROM (SELECT rowid, rank FROM bullets_fts WHERE bullets_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN bullets b ON b.row = f.rowid WHERE ${active} ORDER BY f.rank, b.pos LIMIT ?`;
+  const cold = (run) => {
     const db = new Database(file, { readonly: true, fileMustExist: true });
     try {
-      const statement = db.prepare(sql);
       const s = performance.now();
-      const rows = statement.raw().all(...params);
-      return { ms: performance.now() - s, rows };
+      const result = run(db);
+      return { ms: performance.now() - s, result };
     } finally {
       db.close();
     }
   };
   const matched = [];
-  const storeMs = [];
-  const ftsFirstMs = [];
+  const searchMs = [];
+  const formerMs = [];
   for (const task of tasks) {
-    const match = matchOf(task);
-    matched.push(cold("SELECT count(*) FROM bullets_fts WHERE bullets_fts MATCH ?", match).rows[0][0]);
-    storeMs.push(cold(storeSql, match, core.CANDIDATE_LIMIT).ms);
-    ftsFirstMs.push(cold(ftsFirstSql, match, 2 * core.CANDIDATE_LIMIT, core.CANDIDATE_LIMIT).ms);
+    const terms = core.candidateQueryTerms(task);
+    const match = matchOf(terms);
+    matched.push(cold((db) => db.prepare("SELECT count(*) FROM bullets_fts WHERE bullets_fts MATCH ?").pluck().get(match)).result);
+    searchMs.push(cold((db) => storeSqlite.searchCandidateRows(db, terms, core.CANDIDATE_LIMIT)).ms);
+    formerMs.push(cold((db) => db.prepare(formerSql).raw().all(match, 2 * core.CANDIDATE_LIMIT, core.CANDIDATE_LIMIT)).ms);
   }
-  return { ftsMatched: median(matched), ftsStoreMs: median(storeMs), ftsFirstMs: median(ftsFirstMs) };
+  return { ftsMatched: median(matched), ftsSearchMs: median(searchMs), ftsFormerMs: median(formerMs) };
 }
-
 
 // -------------------------------------------------------------------------------------------------
 // (c) mutations per second through the real mark operation
@@ -442,11 +441,11 @@ const mainTable = [
 ].join("\n");
 
 const boundsTable = [
-  "| store | bullets | Node start-up (`node -e 0`) | load the CLI (`cm --version`) | open the store | read every bullet | `context` reads (candidates or all) | of which the FTS query: matching rows, time (ranked in FTS5 first) | ranks that | whole `context` operation in-process | `cm context --no-history` wall | `cm context` wall |",
+  "| store | bullets | Node start-up (`node -e 0`) | load the CLI (`cm --version`) | open the store | read every bullet | `context` reads (candidates or all) | of which the candidate search: rows matching any word, time (the former bm25 query) | ranks that | whole `context` operation in-process | `cm context --no-history` wall | `cm context` wall |",
   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ...results.map(
     (r) =>
-      `| ${r.backend} | ${n(r.size)} | ${f(base.nodeMs)} ms | ${f(base.cliLoadMs)} ms | ${f(r.inProcess.openMs, 1)} ms | ${f(r.inProcess.readMs)} ms | ${f(r.inProcess.contextReadMs)} ms (${f(r.inProcess.contextRead)} bullets) | ${r.inProcess.ftsMatched !== undefined ? `${n(r.inProcess.ftsMatched)} rows: ${f(r.inProcess.ftsStoreMs)} ms (${f(r.inProcess.ftsFirstMs)} ms)` : "–"} | ${f(r.inProcess.contextRankMs, 1)} ms | ${f(r.inProcess.contextOpMs)} ms | ${r.cli ? `${f(r.cli.noHistoryMs)} ms` : "–"} | ${r.cli ? `${f(r.cli.wallMs)} ms` : "–"} |`,
+      `| ${r.backend} | ${n(r.size)} | ${f(base.nodeMs)} ms | ${f(base.cliLoadMs)} ms | ${f(r.inProcess.openMs, 1)} ms | ${f(r.inProcess.readMs)} ms | ${f(r.inProcess.contextReadMs)} ms (${f(r.inProcess.contextRead)} bullets) | ${r.inProcess.ftsMatched !== undefined ? `${n(r.inProcess.ftsMatched)} rows: ${f(r.inProcess.ftsSearchMs)} ms (${f(r.inProcess.ftsFormerMs)} ms)` : "–"} | ${f(r.inProcess.contextRankMs, 1)} ms | ${f(r.inProcess.contextOpMs)} ms | ${r.cli ? `${f(r.cli.noHistoryMs)} ms` : "–"} | ${r.cli ? `${f(r.cli.wallMs)} ms` : "–"} |`,
   ),
 ].join("\n");
 

@@ -2,6 +2,7 @@ export { createSqliteStore, DATABASE_FILE, GLOBAL_LAYER_FILES, REPO_LAYER_FILES,
 export type { CandidateSearchOptions, SqliteStore, SqliteStoreOptions } from "./sqlite-store.js";
 export type { BulletCandidate } from "./playbook-rows.js";
 export { ftsQueryOf } from "./playbook-rows.js";
+export { searchCandidateRows } from "./candidate-search.js";
 export type { SynchronousMode } from "./database.js";
 export type { YamlParser } from "./files.js";
 export { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
