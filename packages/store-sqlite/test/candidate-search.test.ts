@@ -1,30 +1,22 @@
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BULLET_KEYS, BulletSchema, type Bullet } from "@cass-memory/core";
 import { createTestBullet } from "@cass-memory/core/testing";
 import { BULLET_OPTIONAL_CHECKS, BULLET_REQUIRED_CHECKS, isCanonicalBullet } from "../src/bullet-check.js";
 import { FTS_TOKENIZER, bestIndexes, distinctTermWords } from "../src/candidate-search.js";
 import type { SqliteStore } from "../src/index.js";
-import { closeStores, makeStore, tempDir, withDb } from "./helpers.js";
+import { makeStore, useTestDir, withDb } from "./helpers.js";
 
 const NOW = "2026-01-02T03:04:05.678Z";
 const rule = (id: string, content: string, extra: Record<string, unknown> = {}): Bullet =>
   createTestBullet({ id, category: "ops", content, createdAt: NOW, updatedAt: NOW, ...extra });
 
-let dir = "";
-let cleanup: () => Promise<void> = async () => undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  closeStores();
-  await cleanup();
-});
+const testDir = useTestDir();
 
-const dbFile = (): string => join(dir, "home", "cass-memory.sqlite");
+const dbFile = (): string => join(testDir(), "home", "cass-memory.sqlite");
 
 async function storeWith(bullets: Bullet[]): Promise<SqliteStore> {
-  const store = makeStore({ globalDir: join(dir, "home"), repoDir: null });
+  const store = makeStore({ globalDir: join(testDir(), "home"), repoDir: null });
   await store.mutatePlaybook("global", (pb) => {
     pb.bullets.push(...bullets);
   });

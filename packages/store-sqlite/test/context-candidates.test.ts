@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CANDIDATE_RETRIEVAL_MIN_BULLETS, contextOperation, forgetOperation, markOperation, runOperation, type Bullet, type Store } from "@cass-memory/core";
 import { createTestBullet, createTestDeps } from "@cass-memory/core/testing";
-import { closeStores, makeStore, tempDir, withDb } from "./helpers.js";
+import { makeStore, useTestDir, withDb } from "./helpers.js";
 
 const NOW = "2026-01-02T03:04:05.678Z";
 const TOPICS = ["kafka consumer lag", "terraform state drift", "webpack bundle size", "gradle daemon memory", "nginx upstream timeout", "redis eviction policy"];
@@ -20,19 +20,11 @@ function fillerBullets(count: number): Bullet[] {
 const relevant = (id: string, content: string, extra: Record<string, unknown> = {}) =>
   createTestBullet({ id, category: "database", content, createdAt: NOW, updatedAt: NOW, ...extra });
 
-let dir = "";
-let cleanup: () => Promise<void> = async () => undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  closeStores();
-  await cleanup();
-});
+const testDir = useTestDir();
 
 describe("context on a large SQLite playbook reads candidates from the full-text index", () => {
   it("finds the same rules as a whole-playbook read, with repo overrides and the blocked log applied", async () => {
-    const store = makeStore({ globalDir: join(dir, "home"), repoDir: join(dir, "repo", ".cass") });
+    const store = makeStore({ globalDir: join(testDir(), "home"), repoDir: join(testDir(), "repo", ".cass") });
     await store.mutatePlaybook("global", (pb) => {
       pb.bullets.push(...fillerBullets(CANDIDATE_RETRIEVAL_MIN_BULLETS));
       pb.bullets.push(
@@ -74,7 +66,7 @@ describe("context on a large SQLite playbook reads candidates from the full-text
   });
 
   it("reads the whole playbook below the threshold (identical results on small playbooks)", async () => {
-    const store = makeStore({ globalDir: join(dir, "home"), repoDir: null });
+    const store = makeStore({ globalDir: join(testDir(), "home"), repoDir: null });
     await store.mutatePlaybook("global", (pb) => {
       pb.bullets.push(...fillerBullets(50), relevant("b-mig-1", "Run database migrations inside a transaction"));
     });
@@ -84,7 +76,7 @@ describe("context on a large SQLite playbook reads candidates from the full-text
   });
 
   it("returns candidates in playbook order, limited, active only, plus the bullets asked for by id", async () => {
-    const store = makeStore({ globalDir: join(dir, "home"), repoDir: null });
+    const store = makeStore({ globalDir: join(testDir(), "home"), repoDir: null });
     await store.mutatePlaybook("global", (pb) => {
       pb.bullets.push(
         relevant("b-1", "kafka consumer alert"),
@@ -103,7 +95,7 @@ describe("context on a large SQLite playbook reads candidates from the full-text
 
 describe("operations on one rule read and write only that rule's rows", () => {
   it("mark and forget touch only the scoped rows (an undecodable unrelated row is never read)", async () => {
-    const globalDir = join(dir, "home");
+    const globalDir = join(testDir(), "home");
     const store = makeStore({ globalDir, repoDir: null });
     await store.mutatePlaybook("global", (pb) => {
       pb.bullets.push(...fillerBullets(20), relevant("b-target", "Run database migrations inside a transaction"));

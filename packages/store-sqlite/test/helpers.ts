@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createMemoryLogger, type MemoryLogger } from "@cass-memory/core/testing";
+import { afterEach, beforeEach } from "vitest";
 import type { Layer, LogName } from "@cass-memory/core";
 import { LayerDatabase, type Db } from "../src/database.js";
 import { DATABASE_FILE, createSqliteStore, type SqliteStore, type SqliteStoreOptions } from "../src/index.js";
@@ -27,6 +28,26 @@ export function makeStore(options: Partial<SqliteStoreOptions> & { globalDir: st
 export function closeStores(): void {
   for (const store of open) store.close();
   open.clear();
+}
+
+/**
+ * A fresh temporary directory for each test of the calling file (its path through the returned
+ * getter), removed after the test once the stores it made are closed.
+ */
+export function useTestDir(): () => string {
+  let current: { dir: string; cleanup: () => Promise<void> } | null = null;
+  beforeEach(async () => {
+    current = await tempDir();
+  });
+  afterEach(async () => {
+    closeStores();
+    await current?.cleanup();
+    current = null;
+  });
+  return () => {
+    if (current === null) throw new Error("useTestDir(): no test is running");
+    return current.dir;
+  };
 }
 
 export function databasePath(globalDir: string, repoDir: string | null, layer: Layer): string {
