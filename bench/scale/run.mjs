@@ -258,9 +258,9 @@ async function inProcess(backend, dir, size) {
 
 /**
  * The candidate search `context` runs on SQLite, alone (better-sqlite3 on the database file, a new
- * connection per task as in a CLI process; the store's `searchCandidateRows` with the terms core's
- * `loadContextPlaybook` passes): how many rows match any of the task's words (what a single OR
- * query would have to rank), the search's time (row ids of the best CANDIDATE_LIMIT active rules,
+ * connection per task as in a CLI process; the store's `searchCandidateRows` with the query core's
+ * `loadContextPlaybook` passes): how many rows match any of the task's words or its concepts'
+ * words (what a single OR query would have to rank), the search's time (row ids of the best CANDIDATE_LIMIT active rules,
  * no bodies), and, for comparison, the query the store ran before (bm25 over every match inside
  * FTS5, best 2 × CANDIDATE_LIMIT joined with `bullets` for the active filter, bodies included).
  */
@@ -287,10 +287,10 @@ function ftsQueryCost(dir, tasks) {
   const searchMs = [];
   const formerMs = [];
   for (const task of tasks) {
-    const terms = core.candidateQueryTerms(task);
-    const match = matchOf(terms);
+    const query = core.candidateQuery(task);
+    const match = matchOf(core.candidateQueryTerms(task));
     matched.push(cold((db) => db.prepare("SELECT count(*) FROM bullets_fts WHERE bullets_fts MATCH ?").pluck().get(match)).result);
-    searchMs.push(cold((db) => storeSqlite.searchCandidateRows(db, terms, core.CANDIDATE_LIMIT)).ms);
+    searchMs.push(cold((db) => storeSqlite.searchCandidateRows(db, query.terms, core.CANDIDATE_LIMIT, query)).ms);
     formerMs.push(cold((db) => db.prepare(formerSql).raw().all(match, 2 * core.CANDIDATE_LIMIT, core.CANDIDATE_LIMIT)).ms);
   }
   return { ftsMatched: median(matched), ftsSearchMs: median(searchMs), ftsFormerMs: median(formerMs) };

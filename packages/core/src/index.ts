@@ -18,6 +18,7 @@ export type { AppErrorOptions, ErrorCategory, ErrorCode } from "./errors.js";
 export type {
   AuditFinding,
   BulletCandidateIndex,
+  CandidateSearch,
   Auditor,
   Clock,
   CostEntry,
@@ -644,7 +645,8 @@ export {
   taskKeywords,
 } from "./domain/ranking.js";
 export type { LexicalParams, RankOptions, RankResult, ScoredBullet, SemanticScores } from "./domain/ranking.js";
-export { candidateQueryTerms } from "./domain/lexical/query.js";
+export { candidateQuery, candidateQueryTerms } from "./domain/lexical/query.js";
+export type { CandidateQuery } from "./domain/lexical/query.js";
 export { hasLexicalIndex } from "./domain/ranking.js";
 export { primeConcepts, warmLexicalIndex } from "./domain/lexical-cache.js";
 export type { WarmResult } from "./domain/lexical-cache.js";

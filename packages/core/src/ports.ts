@@ -254,10 +254,25 @@ export interface BulletCandidateIndex {
   countBullets(layer: Layer): Promise<number>;
   /**
    * The layer's playbook (null when it has none) whose `bullets` are only candidates for a task:
-   * active bullets sharing at least one of `terms` (any field the index covers), best index match
-   * first, at most `limit`, then — whatever their state — the bullets whose id is in `ids`.
+   * active bullets sharing at least one of `terms` or holding a phrasing of one of `concepts` (any
+   * field the index covers), best index match first, at most `limit`, then — whatever their state —
+   * the bullets whose id is in `ids`. See CandidateSearch.
    */
-  readCandidates(layer: Layer, query: { terms: readonly string[]; limit: number; ids?: readonly string[] }): Promise<Playbook | null>;
+  readCandidates(layer: Layer, query: CandidateSearch): Promise<Playbook | null>;
+}
+
+/**
+ * A candidate search (core's `candidateQuery` makes one from a task). `terms` are the task's own
+ * words. `concepts`, when given, are the phrasings of each concept the task mentions: a rule holding
+ * any phrasing of a concept matches it once, weighted `conceptWeight` (default 0.8) of a word, as
+ * the ranker scores concepts. An index that cannot match phrases may use their words as terms.
+ */
+export interface CandidateSearch {
+  terms: readonly string[];
+  concepts?: readonly (readonly string[])[];
+  conceptWeight?: number;
+  limit: number;
+  ids?: readonly string[];
 }
 
 // ---------------------------------------------------------------------------------------------

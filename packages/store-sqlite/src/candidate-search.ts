@@ -24,6 +24,12 @@ import type { Db } from "./database.js";
  * 4. The best POOL_FACTOR × limit rows are read with their text length, damped for length (long
  *    rules match more words by chance, as in bm25), filtered to active bullets, and the best
  *    `limit` kept.
+ * 5. Concepts (the concept-map groups the task mentions, each with its phrasings) are scored as
+ *    the ranker scores them: a group is one term, held by the rows containing any of its phrasings
+ *    as a phrase, weighted `conceptWeight` (0.8) of a word. Splitting the phrasings into words
+ *    instead (what this search did at first) turned a task about "signed in users asked for their
+ *    password again" into a search for every rule saying "session", "cookie", "secret" or "user",
+ *    each word counted at full weight, and the rules that hold the phrasings were crowded out.
  *
  * Measured on a generated 100,000-rule playbook (bench/scale) against the whole-playbook ranking's
  * top 10 for the 111 tasks of bench/relevance: 994 of those 1,110 rules are among the 500
@@ -39,6 +45,12 @@ export const MAX_QUERY_WORDS = 64;
 export const COMMON_TERM_SHARE = 0.15;
 /** How many rows (× limit) are scored for length and checked for being active. */
 export const POOL_FACTOR = 2;
+
+/** A concept's weight relative to a word when the query does not say (the ranker's expansionWeight). */
+export const DEFAULT_CONCEPT_WEIGHT = 0.8;
+/** Concepts and phrasings per concept considered (the shipped map's groups have at most ~40 phrasings). */
+const MAX_CONCEPTS = 16;
+const MAX_CONCEPT_PHRASES = 64;
 
 const K1 = 1.2;
 const LENGTH_B = 0.75;
@@ -178,8 +190,8 @@ class Scores {
     return slot;
   }
 
-  /** Adds one term: idf × saturated count of the columns holding it, per row (BM25, k1 = 1.2). */
-  addTerm(lists: ColumnRows, rowCount: number): void {
+  /** Adds one term: weight × idf × saturated count of the columns holding it, per row (BM25, k1 = 1.2). */
+  addTerm(lists: ColumnRows, rowCount: number, weight: number): void {
     const { tf } = this;
     const touched: number[] = [];
     const count = (rows: readonly number[]): void => {
@@ -194,7 +206,7 @@ class Scores {
     count(lists.category);
     if (touched.length === 0) return;
     const df = touched.length;
-    const idf = Math.max(IDF_FLOOR, Math.log((rowCount - df + 0.5) / (df + 0.5)));
+    const idf = weight * Math.max(IDF_FLOOR, Math.log((rowCount - df + 0.5) / (df + 0.5)));
     const { score } = this;
     for (const slot of touched) {
       const n = tf[slot] as number;
@@ -240,11 +252,13 @@ interface ColumnRows {
   category: number[];
 }
 
-/** The rows holding the term `word` in each column; null when one list exceeds `cap` rows (cap < 0: no cap). */
-function columnRows(s: Statements, word: string, cap: number): ColumnRows | null {
-  const phrase = `"${word}"`;
+/**
+ * The rows matching `expression` (an FTS5 phrase, or phrases OR-ed in brackets) in each column;
+ * null when one list exceeds `cap` rows (cap < 0: no cap).
+ */
+function columnRows(s: Statements, expression: string, cap: number): ColumnRows | null {
   const read = (column: string): number[] | null => {
-    const rows = JSON.parse(s.postings.get(`{${column}} : ${phrase}`, cap < 0 ? -1 : cap + 1) as string) as number[];
+    const rows = JSON.parse(s.postings.get(`{${column}} : ${expression}`, cap < 0 ? -1 : cap + 1) as string) as number[];
     return cap >= 0 && rows.length > cap ? null : rows;
   };
   const content = read("content");
@@ -301,26 +315,56 @@ export function bestIndexes(rows: Float64Array, scores: Float64Array, k: number,
 }
 
 /**
- * Row ids of the best `limit` active bullets for `terms` (see the module comment), best first.
+ * The FTS5 expression matching any of `phrasings` as a phrase (its letters and digits, in order),
+ * or null when none has any. At most MAX_CONCEPT_PHRASES phrasings are used.
  */
-export function searchCandidateRows(db: Db, terms: readonly string[], limit: number): number[] {
+export function conceptExpression(phrasings: readonly string[]): string | null {
+  const phrases = new Set<string>();
+  for (const phrasing of phrasings) {
+    if (phrases.size >= MAX_CONCEPT_PHRASES) break;
+    const words = [...phrasing.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)].map((m) => m[0]);
+    if (words.length > 0) phrases.add(`"${words.join(" ")}"`);
+  }
+  return phrases.size === 0 ? null : `(${[...phrases].join(" OR ")})`;
+}
+
+export interface ConceptOptions {
+  /** The phrasings of each concept the task mentions (see core's `CandidateSearch`). */
+  concepts?: readonly (readonly string[])[];
+  /** A concept's weight relative to a word (default DEFAULT_CONCEPT_WEIGHT). */
+  conceptWeight?: number;
+}
+
+/**
+ * Row ids of the best `limit` active bullets for `terms` and `concepts` (see the module comment),
+ * best first.
+ */
+export function searchCandidateRows(db: Db, terms: readonly string[], limit: number, options: ConceptOptions = {}): number[] {
   const want = Math.floor(limit);
   if (!(want > 0)) return [];
-  const words = distinctTermWords(db, queryWords(terms));
-  if (words.length === 0) return [];
+  const items: Array<{ expression: string; weight: number }> = distinctTermWords(db, queryWords(terms)).map((word) => ({
+    expression: `"${word}"`,
+    weight: 1,
+  }));
+  const conceptWeight = options.conceptWeight !== undefined && options.conceptWeight > 0 ? options.conceptWeight : DEFAULT_CONCEPT_WEIGHT;
+  for (const phrasings of (options.concepts ?? []).slice(0, MAX_CONCEPTS)) {
+    const expression = conceptExpression(phrasings);
+    if (expression !== null) items.push({ expression, weight: conceptWeight });
+  }
+  if (items.length === 0) return [];
   const s = statementsOf(db);
   const { rows: rowCount, maxRow } = s.counts.get() as { rows: number; maxRow: number };
   if (rowCount === 0) return [];
   const scores = new Scores(maxRow);
   const cap = Math.ceil(COMMON_TERM_SHARE * rowCount);
-  const common: string[] = [];
-  for (const word of words) {
-    const lists = columnRows(s, word, cap);
-    if (lists === null) common.push(word);
-    else scores.addTerm(lists, rowCount);
+  const common: typeof items = [];
+  for (const item of items) {
+    const lists = columnRows(s, item.expression, cap);
+    if (lists === null) common.push(item);
+    else scores.addTerm(lists, rowCount, item.weight);
   }
   const addCommon = (): void => {
-    for (const word of common.splice(0)) scores.addTerm(columnRows(s, word, -1) as ColumnRows, rowCount);
+    for (const item of common.splice(0)) scores.addTerm(columnRows(s, item.expression, -1) as ColumnRows, rowCount, item.weight);
   };
   if (common.length > 0 && scores.entries("text").rows.length < want) addCommon();
 

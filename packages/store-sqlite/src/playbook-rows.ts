@@ -1,5 +1,5 @@
 import { BulletSchema, PlaybookSchema, createEmptyPlaybook, hashContent } from "@cass-memory/core";
-import type { Bullet, Layer, Playbook } from "@cass-memory/core";
+import type { Bullet, CandidateSearch, Layer, Playbook } from "@cass-memory/core";
 import { isCanonicalBullet } from "./bullet-check.js";
 import { searchCandidateRows } from "./candidate-search.js";
 import { corruptDatabase, type Db } from "./database.js";
@@ -323,7 +323,7 @@ function decodeCandidatePlaybook(path: string, top: Record<string, unknown>, bod
 
 /**
  * The layer's playbook with only candidate bullets (see `BulletCandidateIndex.readCandidates`):
- * the best `limit` active matches of the terms (searchCandidateRows), plus the bullets with the
+ * the best `limit` active matches of the terms and concepts (searchCandidateRows), plus the bullets with the
  * given ids, in playbook order (so ties rank as they would over the whole playbook). Null when the
  * layer has no playbook.
  */
@@ -331,7 +331,7 @@ export function readCandidatePlaybook(
   db: Db,
   path: string,
   layer: Layer,
-  query: { terms: readonly string[]; limit: number; ids?: readonly string[] },
+  query: CandidateSearch,
 ): Playbook | null {
   const meta = db.prepare("SELECT body FROM playbook WHERE id = 1").get() as { body: string } | undefined;
   if (meta === undefined) return null;
@@ -340,7 +340,7 @@ export function readCandidatePlaybook(
     throw corruptDatabase(path, "the playbook record is not a JSON object");
   }
   const rows = new Map<number, { pos: number; id: string; body: string }>();
-  const found = searchCandidateRows(db, query.terms, query.limit);
+  const found = searchCandidateRows(db, query.terms, query.limit, query);
   if (found.length > 0) {
     const byRow = db
       .prepare("SELECT row, pos, id, body FROM bullets WHERE row IN (SELECT value FROM json_each(?))")

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { BULLET_KEYS, BulletSchema, type Bullet } from "@cass-memory/core";
 import { createTestBullet } from "@cass-memory/core/testing";
 import { BULLET_OPTIONAL_CHECKS, BULLET_REQUIRED_CHECKS, isCanonicalBullet } from "../src/bullet-check.js";
-import { FTS_TOKENIZER, bestIndexes, distinctTermWords } from "../src/candidate-search.js";
+import { FTS_TOKENIZER, bestIndexes, conceptExpression, distinctTermWords } from "../src/candidate-search.js";
 import type { SqliteStore } from "../src/index.js";
 import { makeStore, useTestDir, withDb } from "./helpers.js";
 
@@ -93,6 +93,38 @@ describe("candidate search: rare terms are not drowned by common ones", () => {
     });
     expect(await idsOf(store, ["kafka", "lag"], 10)).toEqual(["b-near", "b-far"]);
     expect(await idsOf(store, ["alert"], 10)).toEqual(["b-far"]);
+  });
+});
+
+describe("candidate search: concepts", () => {
+  const sessionLoss = ["logged out", "signed out", "session secret", "cookie secret", "n+1"];
+  /** 40 rules using the concept's words loosely, 2 holding one of its phrasings, one unrelated. */
+  function conceptPlaybook(): Bullet[] {
+    const out: Bullet[] = [];
+    for (let i = 0; i < 40; i++) out.push(rule(`b-loose-${i}`, `Rotate the session cookie and the secret store keys ${i}; users log in with SSO`));
+    out.push(rule("b-phrase-1", "Keep the session secret stable across deploys"));
+    out.push(rule("b-phrase-2", "Fix the N+1 query in the order list", { tags: ["performance"] }));
+    out.push(rule("b-other", "Unrelated advice about formatting"));
+    return out;
+  }
+
+  it("matches a concept's phrasings as phrases, so rules that only share their words do not crowd them out", async () => {
+    const store = await storeWith(conceptPlaybook());
+    const read = async (query: Record<string, unknown>, limit: number): Promise<string[]> =>
+      ((await store.candidates.readCandidates("global", { terms: [], limit, ...query }))?.bullets ?? []).map((b) => b.id).sort();
+    expect(await read({ concepts: [sessionLoss] }, 2)).toEqual(["b-phrase-1", "b-phrase-2"]);
+    // Splitting the same phrasings into words finds the loose rules instead.
+    const words = sessionLoss.flatMap((p) => p.split(/\W+/)).filter((w) => w.length > 0);
+    expect(await read({ terms: words }, 2)).not.toContain("b-phrase-1");
+    // A concept counts once whichever phrasing a rule holds, and below a word of the task.
+    const ranked = await read({ terms: ["formatting"], concepts: [sessionLoss], conceptWeight: 0.8 }, 1);
+    expect(ranked).toEqual(["b-other"]);
+  });
+
+  it("builds one FTS5 expression per concept from the letters and digits of each phrasing", () => {
+    expect(conceptExpression(["logged out", "N+1", "re-login", "logged out", "—", ""])).toBe('("logged out" OR "n 1" OR "re login")');
+    expect(conceptExpression(["", "!!"])).toBeNull();
+    expect(conceptExpression(['say "hi"'])).toBe('("say hi")');
   });
 });
 

@@ -65,6 +65,26 @@ describe("context on a large SQLite playbook reads candidates from the full-text
     expect(viaIndex.relevantBullets.find((b) => b.id === "b-mig-repo")).toBeUndefined();
   });
 
+  it("finds a rule that names the task's problem in other words, among more rules sharing those words than it reads", async () => {
+    const store = makeStore({ globalDir: join(testDir(), "home"), repoDir: null });
+    await store.mutatePlaybook("global", (pb) => {
+      pb.bullets.push(...fillerBullets(CANDIDATE_RETRIEVAL_MIN_BULLETS));
+      // More than CANDIDATE_LIMIT rules using the words of the session-loss concept's phrasings
+      // ("session", "cookie", "secret", "signing") without any of the phrasings themselves.
+      for (let i = 0; i < 600; i++) {
+        pb.bullets.push(relevant(`b-loose-${i}`, `Rotate the cookie jar and the secret store keys ${i}, signing the session tokens`, { category: "ops" }));
+      }
+      // The rule about why users get logged out, in the words of one phrasing ("signing secret").
+      pb.bullets.push(relevant("b-target", "Load the signing secret from the environment instead of generating it at boot", { category: "auth" }));
+    });
+    const task = "Users keep getting logged out after every restart";
+    const viaIndex = await runOperation(contextOperation, createTestDeps(store), { task, noHistory: true, limit: 10 });
+    const whole: Store = { ...store, candidates: undefined } as Store;
+    const viaWholeRead = await runOperation(contextOperation, createTestDeps(whole), { task, noHistory: true, limit: 10 });
+    expect(viaWholeRead.relevantBullets[0]?.id).toBe("b-target");
+    expect(viaIndex.relevantBullets[0]?.id).toBe("b-target");
+  });
+
   it("reads the whole playbook below the threshold (identical results on small playbooks)", async () => {
     const store = makeStore({ globalDir: join(testDir(), "home"), repoDir: null });
     await store.mutatePlaybook("global", (pb) => {

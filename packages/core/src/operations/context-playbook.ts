@@ -1,6 +1,6 @@
 import { mergePlaybooks } from "../domain/merge.js";
-import { candidateQueryTerms } from "../domain/lexical/query.js";
-import type { OperationDeps } from "../ports.js";
+import { candidateQuery } from "../domain/lexical/query.js";
+import type { CandidateSearch, OperationDeps } from "../ports.js";
 import type { Playbook } from "../schemas/playbook.js";
 import { loadMergedPlaybook } from "./shared.js";
 
@@ -24,7 +24,7 @@ export interface ContextPlaybook {
   candidatesFrom?: number;
 }
 
-export async function loadContextPlaybook(deps: OperationDeps, task: string, terms?: readonly string[]): Promise<ContextPlaybook> {
+export async function loadContextPlaybook(deps: OperationDeps, task: string): Promise<ContextPlaybook> {
   const index = deps.store.candidates;
   if (index === undefined) return { playbook: await loadMergedPlaybook(deps) };
   const hasRepo = deps.store.locations.repoDir !== null;
@@ -32,7 +32,7 @@ export async function loadContextPlaybook(deps: OperationDeps, task: string, ter
   const total = globalCount + repoCount;
   if (total < CANDIDATE_RETRIEVAL_MIN_BULLETS) return { playbook: await loadMergedPlaybook(deps) };
 
-  const query = { terms: terms ?? candidateQueryTerms(task), limit: CANDIDATE_LIMIT };
+  const query: CandidateSearch = { ...candidateQuery(task), limit: CANDIDATE_LIMIT };
   const [global, repo, blockedGlobal, blockedRepo] = await Promise.all([
     index.readCandidates("global", query),
     hasRepo ? index.readCandidates("repo", query) : Promise.resolve(null),

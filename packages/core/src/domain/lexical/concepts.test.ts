@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { analyze, isParticle } from "./analyze.js";
 import { compileConcepts, matchConcepts, shippedConcepts } from "./concept-match.js";
 import { CONCEPT_GROUPS, type ConceptGroup } from "./concepts.js";
-import { analyzeQuery, candidateQueryTerms } from "./query.js";
+import { analyzeQuery, candidateQuery, candidateQueryTerms } from "./query.js";
 import { stem } from "./stem.js";
 
 /**
@@ -107,6 +107,20 @@ describe("analyzeQuery", () => {
     const terms = analyzeQuery("roll back the release", undefined, undefined, vocabulary).query.terms.map((t) => t.term);
     expect(terms).toContain("rollback");
     expect(analyzeQuery("roll back the release").query.terms.map((t) => t.term)).not.toContain("rollback");
+  });
+});
+
+describe("candidateQuery", () => {
+  it("keeps the task's own words apart from the phrasings of the concepts it mentions", () => {
+    const q = candidateQuery("Users keep getting logged out after every deploy");
+    expect(q.terms).toEqual(["users", "keep", "logged", "deploy"]);
+    expect(q.conceptWeight).toBe(0.8);
+    expect(q.concepts).toContainEqual([...groupOf("session-loss").phrases]);
+    expect(q.concepts).toContainEqual([...groupOf("deploy").phrases]);
+    expect(q.concepts).toHaveLength(2);
+    // Concept words are not task terms ("cookie" is a session-loss phrasing's word only).
+    expect(q.terms).not.toContain("cookie");
+    expect(candidateQuery("the and of")).toEqual({ terms: [], concepts: [], conceptWeight: 0.8 });
   });
 });
 

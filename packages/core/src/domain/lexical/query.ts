@@ -84,25 +84,49 @@ export function analyzeQuery(
 }
 
 /**
- * Words for a full-text candidate search (e.g. an SQLite FTS5 OR-query over a huge playbook): the
- * task's words as written (lower-case, unstemmed, stop words and noise removed, identifiers split,
- * with their joined forms) followed by the words of every concept-map phrasing the task's concepts
- * have. Only letters and digits, distinct, in that order.
+ * What a full-text candidate search (an SQLite FTS5 index over a huge playbook) needs to find the
+ * rules the ranker would score for a task:
+ * - `terms`: the task's words as written (lower-case, unstemmed, stop words and noise removed,
+ *   identifiers split, with their joined forms), letters and digits only, distinct, in order;
+ * - `concepts`: one entry per concept-map group the task mentions, holding that group's phrasings
+ *   as written. The ranker scores a group as one pseudo-term shared by every rule that contains
+ *   any of its phrasings, at `expansionWeight` of a word; a search should do the same (match the
+ *   phrasings as phrases, count the group once) rather than treat each of their words as a term
+ *   of the task.
+ * - `conceptWeight`: that weight.
  */
-export function candidateQueryTerms(task: string): string[] {
+export interface CandidateQuery {
+  terms: string[];
+  concepts: string[][];
+  conceptWeight: number;
+}
+
+const isWord = (word: string): boolean => word.length >= 2 && /^[\p{L}\p{N}]+$/u.test(word);
+
+/** The task's own candidate words and the concept groups it mentions (distinct, in text order). */
+function candidateParts(task: string): { terms: string[]; groups: number[]; concepts: CompiledConcepts } {
   const concepts = shippedConcepts();
   const { analysis, groups } = analyzeQuery(task, DEFAULT_QUERY, concepts);
-  const out: string[] = [];
-  const seen = new Set<string>();
-  const add = (word: string): void => {
-    if (word.length < 2 || seen.has(word) || !/^[\p{L}\p{N}]+$/u.test(word)) return;
-    seen.add(word);
-    out.push(word);
-  };
+  const terms = new Set<string>();
   analysis.surfaces.forEach((w, i) => {
-    if (!isParticle(analysis.terms[i]!)) add(w);
+    if (!isParticle(analysis.terms[i]!) && isWord(w)) terms.add(w);
   });
-  for (const w of analysis.joinedSurfaces) add(w);
-  for (const g of groups) for (const w of concepts.surfaces[g]!) add(w);
-  return out;
+  for (const w of analysis.joinedSurfaces) if (isWord(w)) terms.add(w);
+  return { terms: [...terms], groups: [...new Set(groups)], concepts };
+}
+
+export function candidateQuery(task: string): CandidateQuery {
+  const { terms, groups, concepts } = candidateParts(task);
+  return { terms, concepts: groups.map((g) => [...concepts.groups[g]!.phrases]), conceptWeight: DEFAULT_QUERY.expansionWeight };
+}
+
+/**
+ * The words of `candidateQuery` in one flat list, for a search that takes only words: the task's
+ * own words followed by every word of its concepts' phrasings, distinct, in that order.
+ */
+export function candidateQueryTerms(task: string): string[] {
+  const { terms, groups, concepts } = candidateParts(task);
+  const out = new Set(terms);
+  for (const g of groups) for (const w of concepts.surfaces[g]!) if (isWord(w)) out.add(w);
+  return [...out];
 }
