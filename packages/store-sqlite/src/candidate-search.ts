@@ -32,9 +32,13 @@ import type { Db } from "./database.js";
  *    each word counted at full weight, and the rules that hold the phrasings were crowded out.
  *
  * Measured on a generated 100,000-rule playbook (bench/scale) against the whole-playbook ranking's
- * top 10 for the 111 tasks of bench/relevance: 994 of those 1,110 rules are among the 500
- * candidates (973 with the bm25 OR query), at about half the CPU time. The thresholds were chosen
- * there (COMMON_TERM_SHARE 0.1 keeps 973, 0.2 keeps 978; POOL_FACTOR 3 keeps 991).
+ * top 10 for the 111 tasks of bench/relevance: 1,066 of those 1,110 rules are among the 500
+ * candidates (994 with concepts split into words, 973 with the bm25 OR query), at about a fifth
+ * of the bm25 query's time. The thresholds were chosen there (with concepts as phrases,
+ * COMMON_TERM_SHARE 0.25 or more keeps 1,073 at more cost per query and trades one weak task for
+ * another; POOL_FACTOR 3 kept 991 of 994). Most rules still missed are found by the ranker through
+ * identifier parts ("flat" in "FlatList"), which the index's tokenizer does not split, or through
+ * words held by more than COMMON_TERM_SHARE of the rows.
  */
 
 /** The tokenizer of `bullets_fts` (schema migration 1); the query words must be split the same way. */
