@@ -62,12 +62,19 @@ describe("cm context", () => {
     const withNew = cm(["context", task, "--json"], { home });
     expect(withNew.json().data.relevantBullets.map((b: { id: string }) => b.id)).toContain(added);
     expect(JSON.parse(readFileSync(documents, "utf8")).value).toHaveLength(6);
-    // A damaged file changes nothing in the answer and is replaced.
+    // The built index of exactly these texts is saved too; damaged, it changes nothing in the answer.
+    const index = join(home, ".cass-memory", ".cache", "lexical-index.bin");
+    expect(existsSync(index)).toBe(true);
+    writeFileSync(index, readFileSync(index).subarray(0, 100));
+    expect(ids(cm(["context", task, "--json"], { home }))).toEqual(ids(withNew));
+    // Damaged files change nothing in the answer and are replaced.
     writeFileSync(documents, "{ not json");
+    writeFileSync(index, "not an index");
     const afterDamage = cm(["context", task, "--json"], { home });
     expect(afterDamage.code).toBe(0);
     expect(ids(afterDamage)).toEqual(ids(withNew));
     expect(JSON.parse(readFileSync(documents, "utf8")).value).toHaveLength(6);
+    expect(readFileSync(index).length).toBeGreaterThan(100);
   });
 
   it("rejects an empty task with INVALID_INPUT (exit 2) and the reference's hint", () => {

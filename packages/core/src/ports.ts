@@ -553,14 +553,22 @@ export interface EmbeddingCache {
 export type LexicalCachePart = "concepts" | "documents";
 
 /**
- * Disposable derived data of the ranker (see domain/lexical-cache.ts). Values are plain JSON that
- * core validates itself; anything missing, stale or damaged is simply computed again.
+ * Disposable derived data of the ranker (see domain/lexical-cache.ts). Values are plain JSON, or
+ * bytes for the built index, that core validates itself; anything missing, stale or damaged is
+ * simply computed again.
  */
 export interface LexicalCache {
   /** The value saved under `part` with this fingerprint; null when there is none (or it cannot be read). */
   read(part: LexicalCachePart, fingerprint: string): Promise<unknown>;
   /** Replaces the value saved under `part`. Never rejects: a cache that cannot be written is only slower. */
   write(part: LexicalCachePart, fingerprint: string, value: unknown): Promise<void>;
+  /**
+   * The built index saved with this fingerprint (which names the exact rule texts), as bytes; null
+   * when there is none. Optional: without it the index is rebuilt from the saved analyses.
+   */
+  readIndex?(fingerprint: string): Promise<Uint8Array | null>;
+  /** Replaces the saved index. Never rejects. */
+  writeIndex?(fingerprint: string, bytes: Uint8Array): Promise<void>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ describe("primeConcepts", () => {
 describe("warmLexicalIndex", () => {
   it("analyses every rule once, saves the analyses, and a later index of the same rules reuses them", async () => {
     const { cache, saved } = memoryCache();
-    expect(await warmLexicalIndex(RULES, cache, logger)).toEqual({ reused: 0, analysed: 4 });
+    expect(await warmLexicalIndex(RULES, cache, logger)).toEqual({ loaded: false, reused: 0, analysed: 4 });
     const documents = decodeDocuments(saved.get("documents")!.value);
     expect([...documents.keys()]).toEqual(RULES.map(documentKey));
     expect(saved.get("documents")!.fingerprint).toBe(lexicalFingerprint());
@@ -77,7 +77,7 @@ describe("warmLexicalIndex", () => {
     // One rule edited and one added: only those two are analysed.
     const edited = [...RULES.slice(0, 3), rule("bucket", "Rate-limit per API key with a sliding window."), rule("new", "Pin GitHub Actions to a commit SHA.")];
     expect(hasLexicalIndex(edited)).toBe(false);
-    expect(await warmLexicalIndex(edited, cache, logger)).toEqual({ reused: 3, analysed: 2 });
+    expect(await warmLexicalIndex(edited, cache, logger)).toEqual({ loaded: false, reused: 3, analysed: 2 });
     const after = decodeDocuments(saved.get("documents")!.value);
     // In use first, then the old analysis of the edited rule (kept within the budget).
     expect([...after.keys()]).toEqual([...edited.map(documentKey), documentKey(RULES[3]!)]);
@@ -89,13 +89,13 @@ describe("warmLexicalIndex", () => {
     const tasks = ["users get logged out after every deploy", "Cannot find module ./routes/users", "ERR_PNPM_OUTDATED_LOCKFILE in CI", "throttle each api key"];
     const plain = RULES.map((b) => ({ ...b, content: `${b.content} ` }));
     // Analysed here (and saved), then ranked: the expected answers come from an analysed index.
-    expect(await warmLexicalIndex(plain, cache, logger)).toEqual({ reused: 0, analysed: 4 });
+    expect(await warmLexicalIndex(plain, cache, logger)).toEqual({ loaded: false, reused: 0, analysed: 4 });
     const expected = tasks.map((t) => rankBulletsForTask(plain, t, opts).ranked.map((r) => [r.id, r.relevanceScore]));
     // Another playbook in between, so this process no longer holds an index of those texts.
     rankBulletsForTask([rule("other", "Something else entirely.")], "anything", opts);
     const fresh = plain.map((b) => ({ ...b }));
     expect(hasLexicalIndex(fresh)).toBe(false);
-    expect(await warmLexicalIndex(fresh, cache, logger)).toEqual({ reused: 4, analysed: 0 });
+    expect(await warmLexicalIndex(fresh, cache, logger)).toEqual({ loaded: false, reused: 4, analysed: 0 });
     expect(tasks.map((t) => rankBulletsForTask(fresh, t, opts).ranked.map((r) => [r.id, r.relevanceScore]))).toEqual(expected);
     expect(expected.some((r) => r.length > 0)).toBe(true);
   });
@@ -104,12 +104,12 @@ describe("warmLexicalIndex", () => {
     for (const value of [{ not: "documents" }, ["only-a-key"], [documentKey(RULES[0]!), "not|valid"]]) {
       const distinct = RULES.map((b) => rule(b.id, `${b.content} (${JSON.stringify(value).length})`));
       const { cache, saved } = memoryCache({ documents: { fingerprint: lexicalFingerprint(), value } });
-      expect(await warmLexicalIndex(distinct, cache, logger)).toEqual({ reused: 0, analysed: 4 });
+      expect(await warmLexicalIndex(distinct, cache, logger)).toEqual({ loaded: false, reused: 0, analysed: 4 });
       expect([...decodeDocuments(saved.get("documents")!.value).keys()].slice(0, 4)).toEqual(distinct.map(documentKey));
     }
     const other = RULES.map((b) => rule(b.id, `${b.content} (other analyser)`));
     const { cache } = memoryCache({ documents: { fingerprint: "lexical-0-0000000000000000", value: other.flatMap((b) => [documentKey(b), "x||||"]) } });
-    expect(await warmLexicalIndex(other, cache, logger)).toEqual({ reused: 0, analysed: 4 });
+    expect(await warmLexicalIndex(other, cache, logger)).toEqual({ loaded: false, reused: 0, analysed: 4 });
   });
 
   it("a cache whose reads fail only costs the analysis", async () => {
@@ -120,7 +120,67 @@ describe("warmLexicalIndex", () => {
       write: async () => undefined,
     };
     const distinct = RULES.map((b) => rule(b.id, `${b.content} (failing cache)`));
-    expect(await warmLexicalIndex(distinct, failing, logger)).toEqual({ reused: 0, analysed: 4 });
+    expect(await warmLexicalIndex(distinct, failing, logger)).toEqual({ loaded: false, reused: 0, analysed: 4 });
+  });
+});
+
+/** memoryCache plus the optional saved index. */
+function indexingCache() {
+  const base = memoryCache();
+  const index: { fingerprint?: string; bytes?: Uint8Array; writes: number } = { writes: 0 };
+  base.cache.readIndex = async (fingerprint) => (index.fingerprint === fingerprint && index.bytes !== undefined ? index.bytes.slice() : null);
+  base.cache.writeIndex = async (fingerprint, bytes) => {
+    index.writes++;
+    index.fingerprint = fingerprint;
+    index.bytes = bytes.slice();
+  };
+  return { ...base, index };
+}
+
+describe("warmLexicalIndex with a saved index", () => {
+  const opts = { now: new Date(NOW), config: defaultConfig(), limit: 10, minRelevance: 0 };
+  const tasks = ["users get logged out after every deploy", "relative imports need the suffix", "token bucket per key"];
+  const forgetIndex = () => rankBulletsForTask([rule("other", "Something else entirely.")], "anything", opts);
+
+  it("loads the index of the same texts instead of rebuilding it, and ranks exactly the same", async () => {
+    const { cache, index, writes } = indexingCache();
+    const rules = RULES.map((b) => ({ ...b, content: `${b.content} (saved index)` }));
+    expect(await warmLexicalIndex(rules, cache, logger)).toEqual({ loaded: false, reused: 0, analysed: 4 });
+    expect(index.writes).toBe(1);
+    const expected = tasks.map((t) => rankBulletsForTask(rules, t, opts).ranked.map((r) => [r.id, r.relevanceScore]));
+    expect(expected.some((r) => r.length > 0)).toBe(true);
+
+    forgetIndex();
+    // Same texts, other objects and other feedback: the texts decide.
+    const fresh = rules.map((b, i) => ({ ...b, helpfulCount: i }));
+    expect(await warmLexicalIndex(fresh, cache, logger)).toEqual({ loaded: true, reused: 4, analysed: 0 });
+    expect(writes).toEqual(["documents"]);
+    expect(index.writes).toBe(1);
+    // (Ranking `fresh`: `rules` may still map to the index built from them.)
+    expect(tasks.map((t) => rankBulletsForTask(fresh, t, opts).ranked.map((r) => [r.id, r.relevanceScore]))).toEqual(expected);
+
+    // One text edited: the saved index no longer applies; the other analyses are reused, and the
+    // new index is saved in place of the old one.
+    forgetIndex();
+    const edited = [...rules.slice(0, 3), { ...rules[3]!, content: "Rate-limit with a sliding window." }];
+    expect(await warmLexicalIndex(edited, cache, logger)).toEqual({ loaded: false, reused: 3, analysed: 1 });
+    expect(index.writes).toBe(2);
+    forgetIndex();
+    expect(await warmLexicalIndex(edited.map((b) => ({ ...b })), cache, logger)).toEqual({ loaded: true, reused: 4, analysed: 0 });
+  });
+
+  it("rebuilds when the saved bytes are damaged or unreadable", async () => {
+    const { cache, index } = indexingCache();
+    const rules = RULES.map((b) => ({ ...b, content: `${b.content} (damaged index)` }));
+    await warmLexicalIndex(rules, cache, logger);
+    index.bytes = index.bytes!.subarray(0, 40);
+    forgetIndex();
+    expect(await warmLexicalIndex(rules.map((b) => ({ ...b })), cache, logger)).toEqual({ loaded: false, reused: 4, analysed: 0 });
+    forgetIndex();
+    cache.readIndex = async () => {
+      throw new Error("disk on fire");
+    };
+    expect(await warmLexicalIndex(rules.map((b) => ({ ...b })), cache, logger)).toEqual({ loaded: false, reused: 4, analysed: 0 });
   });
 });
 

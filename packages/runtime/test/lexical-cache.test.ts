@@ -35,6 +35,25 @@ describe("lexical cache files", () => {
     expect(file).toEqual({ fingerprint: "fp-1@1.2.3", value: ["k", "a||||"] });
   });
 
+  it("keeps the index's bytes under their fingerprint, starting at a multiple of 8 in the file", async () => {
+    const globalDir = join(root, "g");
+    const logger = createMemoryLogger();
+    const cache = createLexicalCache({ globalDir, logger, salt: "1.2.3" });
+    expect(await cache.readIndex!("fp-1")).toBeNull();
+    const bytes = Uint8Array.from({ length: 100 }, (_, i) => (i * 7) & 255);
+    await cache.writeIndex!("fp-1", bytes);
+    const back = await cache.readIndex!("fp-1");
+    expect(back === null ? null : [...back]).toEqual([...bytes]);
+    expect(back!.byteOffset % 8).toBe(0);
+    expect(await cache.readIndex!("fp-2")).toBeNull();
+    expect(await createLexicalCache({ globalDir, logger, salt: "1.2.4" }).readIndex!("fp-1")).toBeNull();
+    const file = readFileSync(lexicalCachePath(globalDir, "index"));
+    expect(file.subarray(0, file.length - bytes.length).toString("utf8").trimEnd()).toBe("fp-1@1.2.3");
+    expect((file.length - bytes.length) % 8).toBe(0);
+    // A fingerprint that is a prefix of the saved one is another fingerprint.
+    expect(await createLexicalCache({ globalDir, logger, salt: "1.2" }).readIndex!("fp-1")).toBeNull();
+  });
+
   it("a damaged file reads as empty and the next write replaces it", async () => {
     const globalDir = join(root, "g");
     const logger = createMemoryLogger();
@@ -99,6 +118,9 @@ describe("the runtime's lexical cache", () => {
         expect(saved.fingerprint).toBe(`${lexicalFingerprint()}@9.9.9`);
         expect(saved.value).toHaveLength(2 * rules.length);
         expect(existsSync(lexicalCachePath(globalDir, "concepts"))).toBe(true);
+        expect(existsSync(lexicalCachePath(globalDir, "index"))).toBe(true);
+      } else {
+        expect(existsSync(join(globalDir, ".cache"))).toBe(false);
       }
     }
   });

@@ -1,8 +1,19 @@
 import type { Logger, LexicalCache } from "../ports.js";
 import type { Bullet } from "../schemas/playbook.js";
 import { hasShippedConcepts, installShippedConcepts, shippedConceptPlan, shippedConcepts } from "./lexical/concept-match.js";
-import { DEFAULT_BM25F } from "./lexical/lexical-index.js";
-import { decodeConceptPlan, decodeDocuments, decodeTerms, documentKey, documentsToSave, encodeTerms, lexicalFingerprint } from "./lexical/persist.js";
+import { DEFAULT_BM25F, type IndexSnapshot } from "./lexical/lexical-index.js";
+import {
+  decodeConceptPlan,
+  decodeDocuments,
+  decodeIndexSnapshot,
+  decodeTerms,
+  documentKey,
+  documentsToSave,
+  encodeIndexSnapshot,
+  encodeTerms,
+  indexSnapshotKey,
+  lexicalFingerprint,
+} from "./lexical/persist.js";
 import type { DocumentTerms } from "./lexical/lexical-index.js";
 import { hasLexicalIndex, lexicalIndexFor } from "./ranking.js";
 
@@ -37,19 +48,40 @@ export async function primeConcepts(cache: LexicalCache | undefined, logger: Log
   if (compiled !== undefined) await cache.write("concepts", fingerprint, compiled);
 }
 
-/** What warmLexicalIndex did: how many rules' analyses came from the cache and how many were made. */
+/**
+ * What warmLexicalIndex did: whether the whole index was loaded as saved (`loaded`), else how many
+ * rules' analyses came from the cache and how many were made.
+ */
 export interface WarmResult {
+  loaded: boolean;
   reused: number;
   analysed: number;
 }
 
 /**
- * Builds the ranker's index of `bullets` (default parameters) from the cache's saved analyses,
- * analysing only rules that are new or changed, and saves those. Null (nothing done) without a
- * cache, or when this process already holds an index of the same texts.
+ * Builds the ranker's index of `bullets` (default parameters) from the cache: the saved index when
+ * it was built from exactly these rule texts, else from the saved analyses, analysing only rules
+ * that are new or changed; then saves what it had to make. Null (nothing done) without a cache, or
+ * when this process already holds an index of the same texts.
  */
 export async function warmLexicalIndex(bullets: readonly Bullet[], cache: LexicalCache | undefined, logger: Logger): Promise<WarmResult | null> {
   if (cache === undefined || bullets.length === 0 || hasLexicalIndex(bullets)) return null;
+  const keys = bullets.map(documentKey);
+  const indexKey = indexSnapshotKey(keys, DEFAULT_BM25F);
+  if (cache.readIndex !== undefined) {
+    let snapshot: IndexSnapshot | null = null;
+    try {
+      const bytes = await cache.readIndex(indexKey);
+      snapshot = bytes === null ? null : decodeIndexSnapshot(bytes);
+    } catch (error) {
+      logger.debug(`Ignoring the saved index: ${messageOf(error)}`);
+    }
+    if (snapshot !== null && snapshot.size === bullets.length) {
+      lexicalIndexFor(bullets, DEFAULT_BM25F, { snapshot });
+      return { loaded: true, reused: bullets.length, analysed: 0 };
+    }
+  }
+
   const fingerprint = lexicalFingerprint();
   let saved = new Map<string, string>();
   try {
@@ -57,14 +89,12 @@ export async function warmLexicalIndex(bullets: readonly Bullet[], cache: Lexica
   } catch (error) {
     logger.debug(`Ignoring the saved rule analyses: ${messageOf(error)}`);
   }
-  const keys = bullets.map(documentKey);
   const known: Array<DocumentTerms | undefined> = keys.map((key) => {
     const encoded = saved.get(key);
     return encoded === undefined ? undefined : (decodeTerms(encoded) ?? undefined);
   });
-  const inUse: Array<[string, string]> = [];
   let analysed = 0;
-  lexicalIndexFor(bullets, DEFAULT_BM25F, {
+  const index = lexicalIndexFor(bullets, DEFAULT_BM25F, {
     known,
     onAnalyzed: (doc, terms) => {
       analysed++;
@@ -72,12 +102,17 @@ export async function warmLexicalIndex(bullets: readonly Bullet[], cache: Lexica
       if (encoded !== null) saved.set(keys[doc]!, encoded);
     },
   });
-  const result = { reused: bullets.length - analysed, analysed };
-  if (analysed === 0) return result;
-  for (const key of keys) {
-    const encoded = saved.get(key);
-    if (encoded !== undefined) inUse.push([key, encoded]);
+  if (analysed > 0) {
+    const inUse: Array<[string, string]> = [];
+    for (const key of keys) {
+      const encoded = saved.get(key);
+      if (encoded !== undefined) inUse.push([key, encoded]);
+    }
+    await cache.write("documents", fingerprint, documentsToSave(inUse, saved));
   }
-  await cache.write("documents", fingerprint, documentsToSave(inUse, saved));
-  return result;
+  if (cache.writeIndex !== undefined) {
+    const bytes = encodeIndexSnapshot(index.snapshot());
+    if (bytes !== null) await cache.writeIndex(indexKey, bytes);
+  }
+  return { loaded: false, reused: bullets.length - analysed, analysed };
 }

@@ -153,6 +153,57 @@ export interface IndexBuildOptions {
   known?: ReadonlyArray<DocumentTerms | undefined>;
   /** Called with the terms of each document the index had to analyse. */
   onAnalyzed?: (doc: number, terms: DocumentTerms) => void;
+  /**
+   * A saved index of these very documents built with the same parameters (`LexicalIndex.snapshot`);
+   * used as it is, nothing is analysed or counted. The caller vouches for the match (persist.ts
+   * keys snapshots by the documents' texts); only its size is checked here.
+   */
+  snapshot?: IndexSnapshot;
+}
+
+/**
+ * Everything a built LexicalIndex holds, as flat arrays (see `LexicalIndex.snapshot`): term `t`
+ * (`terms[t]`) has the postings `postingStart[t]` … `postingStart[t + 1] - 1` of `docs`, `impacts`
+ * and `inText`; document `d`'s content stream is `streamTerms[streamStart[d]]` …
+ * `streamTerms[streamStart[d + 1] - 1]`.
+ */
+export interface IndexSnapshot {
+  readonly size: number;
+  readonly terms: readonly string[];
+  readonly idf: Float64Array;
+  readonly postingStart: Int32Array;
+  readonly docs: Int32Array;
+  readonly impacts: Float32Array;
+  readonly inText: Uint8Array;
+  readonly streamTerms: Int32Array;
+  readonly streamStart: Int32Array;
+}
+
+/** The query-independent part of an index, built from documents or taken from a snapshot. */
+interface Postings {
+  idf: Float64Array;
+  postingDocs: Int32Array[];
+  postingImpacts: Float32Array[];
+  postingInText: Uint8Array[];
+  streamTerms: Int32Array;
+  streamStart: Int32Array;
+}
+
+function postingsOfSnapshot(snapshot: IndexSnapshot, termIds: Map<string, number>): Postings {
+  const t = snapshot.terms.length;
+  const postingDocs: Int32Array[] = new Array(t);
+  const postingImpacts: Float32Array[] = new Array(t);
+  const postingInText: Uint8Array[] = new Array(t);
+  const start = snapshot.postingStart;
+  for (let i = 0; i < t; i++) {
+    termIds.set(snapshot.terms[i]!, i);
+    const from = start[i]!;
+    const to = start[i + 1]!;
+    postingDocs[i] = snapshot.docs.subarray(from, to);
+    postingImpacts[i] = snapshot.impacts.subarray(from, to);
+    postingInText[i] = snapshot.inText.subarray(from, to);
+  }
+  return { idf: snapshot.idf, postingDocs, postingImpacts, postingInText, streamTerms: snapshot.streamTerms, streamStart: snapshot.streamStart };
 }
 
 export class LexicalIndex {
@@ -181,6 +232,28 @@ export class LexicalIndex {
     this.params = params;
     const n = docs.length;
     this.size = n;
+    if (build.snapshot !== undefined && build.snapshot.size !== n) {
+      throw new Error(`index snapshot of ${build.snapshot.size} documents used for ${n}`);
+    }
+    const built = build.snapshot !== undefined ? postingsOfSnapshot(build.snapshot, this.termIds) : this.build(docs, params, build);
+    this.idf = built.idf;
+    this.postingDocs = built.postingDocs;
+    this.postingImpacts = built.postingImpacts;
+    this.postingInText = built.postingInText;
+    this.streamTerms = built.streamTerms;
+    this.streamStart = built.streamStart;
+
+    this.scores = new Float64Array(n);
+    this.stamp = new Uint32Array(n);
+    this.literalHits = new Uint16Array(n);
+    this.textHits = new Uint16Array(n);
+    this.touched = new Int32Array(n);
+    this.queryMark = new Uint8Array(this.postingDocs.length);
+  }
+
+  /** Analyses and counts `docs` (fills `termIds`). */
+  private build(docs: readonly IndexedDocument[], params: Readonly<Bm25fParams>, build: IndexBuildOptions): Postings {
+    const n = docs.length;
     const lengths = [new Float64Array(n), new Float64Array(n), new Float64Array(n)];
     // Postings while building, per term: pairs of (document, packed content/tags/category frequencies).
     const raw: IntBufferSmall[] = [];
@@ -249,8 +322,6 @@ export class LexicalIndex {
       }
     }
     streamStart[n] = streamTerms.length;
-    this.streamTerms = streamTerms.data.slice(0, streamTerms.length);
-    this.streamStart = streamStart;
 
     const average = (xs: Float64Array): number => {
       let sum = 0;
@@ -271,16 +342,16 @@ export class LexicalIndex {
     const [normC, normT, normK] = norm as [Float64Array, Float64Array, Float64Array];
 
     const terms = raw.length;
-    this.idf = new Float64Array(terms);
-    this.postingDocs = new Array(terms);
-    this.postingImpacts = new Array(terms);
-    this.postingInText = new Array(terms);
+    const idfs = new Float64Array(terms);
+    const postingDocs: Int32Array[] = new Array(terms);
+    const postingImpacts: Float32Array[] = new Array(terms);
+    const postingInText: Uint8Array[] = new Array(terms);
     const k1 = params.k1;
     for (let t = 0; t < terms; t++) {
       const list = raw[t]!.view();
       const df = list.length / 2;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      this.idf[t] = idf;
+      idfs[t] = idf;
       const docsOut = new Int32Array(df);
       const impacts = new Float32Array(df);
       const inText = new Uint8Array(df);
@@ -292,18 +363,31 @@ export class LexicalIndex {
         docsOut[i] = d;
         impacts[i] = (idf * pseudo * (k1 + 1)) / (pseudo + k1);
       }
-      this.postingDocs[t] = docsOut;
-      this.postingImpacts[t] = impacts;
-      this.postingInText[t] = inText;
+      postingDocs[t] = docsOut;
+      postingImpacts[t] = impacts;
+      postingInText[t] = inText;
       raw[t] = EMPTY_BUFFER;
     }
+    return { idf: idfs, postingDocs, postingImpacts, postingInText, streamTerms: streamTerms.data.slice(0, streamTerms.length), streamStart };
+  }
 
-    this.scores = new Float64Array(n);
-    this.stamp = new Uint32Array(n);
-    this.literalHits = new Uint16Array(n);
-    this.textHits = new Uint16Array(n);
-    this.touched = new Int32Array(n);
-    this.queryMark = new Uint8Array(terms);
+  /** The built index as flat arrays, to be saved and given back as `IndexBuildOptions.snapshot`. */
+  snapshot(): IndexSnapshot {
+    const t = this.postingDocs.length;
+    const terms: string[] = new Array(t);
+    for (const [term, id] of this.termIds) terms[id] = term;
+    const postingStart = new Int32Array(t + 1);
+    for (let i = 0; i < t; i++) postingStart[i + 1] = postingStart[i]! + this.postingDocs[i]!.length;
+    const total = postingStart[t]!;
+    const docs = new Int32Array(total);
+    const impacts = new Float32Array(total);
+    const inText = new Uint8Array(total);
+    for (let i = 0; i < t; i++) {
+      docs.set(this.postingDocs[i]!, postingStart[i]!);
+      impacts.set(this.postingImpacts[i]!, postingStart[i]!);
+      inText.set(this.postingInText[i]!, postingStart[i]!);
+    }
+    return { size: this.size, terms, idf: this.idf, postingStart, docs, impacts, inText, streamTerms: this.streamTerms, streamStart: this.streamStart };
   }
 
   /** Number of distinct indexed terms (words, joined forms and concepts). */

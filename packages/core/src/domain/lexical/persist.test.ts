@@ -2,16 +2,19 @@ import { describe, expect, it } from "vitest";
 import { analyze } from "./analyze.js";
 import { buildConcepts, compileConcepts, planConcepts } from "./concept-match.js";
 import { CONCEPT_GROUPS } from "./concepts.js";
-import { analyzeDocument, LexicalIndex, type DocumentTerms, type IndexedDocument } from "./lexical-index.js";
+import { analyzeDocument, DEFAULT_BM25F, LexicalIndex, type DocumentTerms, type IndexedDocument } from "./lexical-index.js";
 import {
   ANALYZER_VERSION,
   decodeConceptPlan,
   decodeDocuments,
+  decodeIndexSnapshot,
   decodeTerms,
   documentKey,
   documentsToSave,
+  encodeIndexSnapshot,
   encodeTerms,
   hashText,
+  indexSnapshotKey,
   lexicalFingerprint,
 } from "./persist.js";
 import { analyzeQuery } from "./query.js";
@@ -122,6 +125,83 @@ describe("saved analyses", () => {
     expect(decodeConceptPlan({ ...good, inserts: [[[], 0]] })).toBeNull();
     expect(decodeConceptPlan({ ...good, joined: [["x", ["0"]]] })).toBeNull();
     expect(decodeConceptPlan({ ...good, maxLength: "3" })).toBeNull();
+  });
+});
+
+describe("saved indexes", () => {
+  const QUERIES = [
+    "users logged out after deploy",
+    "useEffect cleanup ERR_MODULE_NOT_FOUND",
+    "n+1 query in the build",
+    "npm login sso",
+    "nothing here matches",
+  ];
+  const resultsOf = (index: LexicalIndex) =>
+    QUERIES.map((q) => {
+      const found = index.search(analyzeQuery(q, undefined, undefined, index).query);
+      const docs = [...found.docs.subarray(0, found.count)].sort((a, b) => a - b);
+      return docs.map((d) => [d, found.scores[d], found.textHits[d]]);
+    });
+
+  it("a snapshot, encoded and decoded, searches exactly like the index it was taken from", () => {
+    const built = new LexicalIndex(SAMPLES);
+    const expected = resultsOf(built);
+    const bytes = encodeIndexSnapshot(built.snapshot());
+    expect(bytes).not.toBeNull();
+    const snapshot = decodeIndexSnapshot(bytes!);
+    expect(snapshot).not.toBeNull();
+    let analysed = 0;
+    const loaded = new LexicalIndex(SAMPLES, undefined, { snapshot: snapshot!, onAnalyzed: () => analysed++ });
+    expect(analysed).toBe(0);
+    expect(loaded.vocabularySize).toBe(built.vocabularySize);
+    expect(resultsOf(loaded)).toEqual(expected);
+    expect(expected.some((r) => r.length > 0)).toBe(true);
+    // From bytes that do not start at a multiple of 8 in their buffer (a Buffer slice), too.
+    const shifted = new Uint8Array(bytes!.length + 3);
+    shifted.set(bytes!, 3);
+    expect(resultsOf(new LexicalIndex(SAMPLES, undefined, { snapshot: decodeIndexSnapshot(shifted.subarray(3))! }))).toEqual(expected);
+    // Empty indexes round-trip as well.
+    expect(decodeIndexSnapshot(encodeIndexSnapshot(new LexicalIndex([]).snapshot())!)?.size).toBe(0);
+  });
+
+  it("refuses a snapshot of another number of documents", () => {
+    const snapshot = new LexicalIndex(SAMPLES).snapshot();
+    expect(() => new LexicalIndex(SAMPLES.slice(1), undefined, { snapshot })).toThrow(/snapshot of 5 documents/);
+  });
+
+  it("reads damaged bytes as no snapshot", () => {
+    const bytes = encodeIndexSnapshot(new LexicalIndex(SAMPLES).snapshot())!;
+    const header = (b: Uint8Array) => new Uint32Array(b.buffer, b.byteOffset, 7);
+    // Where the arrays are, from a decoded copy (its views point into the bytes).
+    const good = decodeIndexSnapshot(bytes)!;
+    const docsAt = good.docs.byteOffset - bytes.byteOffset;
+    const streamAt = good.streamTerms.byteOffset - bytes.byteOffset;
+    expect(good.docs.length > 0 && good.streamTerms.length > 0).toBe(true);
+    const variants: Array<[string, (b: Uint8Array) => void]> = [
+      ["another magic", (b) => void (b[0] = 0)],
+      ["another format", (b) => void (header(b)[1] = 99)],
+      ["one term more", (b) => void (header(b)[3]! += 1)],
+      ["a document id out of range", (b) => void (new Int32Array(b.buffer, b.byteOffset + docsAt, 1)[0] = SAMPLES.length)],
+      ["a stream term out of range", (b) => void (new Int32Array(b.buffer, b.byteOffset + streamAt, 1)[0] = -1)],
+    ];
+    for (const [what, damage] of variants) {
+      const copy = bytes.slice();
+      damage(copy);
+      expect(decodeIndexSnapshot(copy), what).toBeNull();
+    }
+    expect(decodeIndexSnapshot(bytes.subarray(0, bytes.length - 1))).toBeNull();
+    expect(decodeIndexSnapshot(new Uint8Array(3))).toBeNull();
+    expect(decodeIndexSnapshot(bytes)).not.toBeNull();
+  });
+
+  it("keys a snapshot by every document's texts, their order and the parameters", () => {
+    const keys = SAMPLES.map(documentKey);
+    const key = indexSnapshotKey(keys, DEFAULT_BM25F);
+    expect(key.startsWith(lexicalFingerprint())).toBe(true);
+    expect(indexSnapshotKey([...keys], DEFAULT_BM25F)).toBe(key);
+    expect(indexSnapshotKey([...keys].reverse(), DEFAULT_BM25F)).not.toBe(key);
+    expect(indexSnapshotKey(keys.slice(1), DEFAULT_BM25F)).not.toBe(key);
+    expect(indexSnapshotKey(keys, { ...DEFAULT_BM25F, k1: 1.5 })).not.toBe(key);
   });
 });
 

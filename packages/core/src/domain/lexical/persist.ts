@@ -1,6 +1,6 @@
 import { CONCEPT_GROUPS } from "./concepts.js";
 import type { ConceptPlan } from "./concept-match.js";
-import type { DocumentTerms, FieldTerms, IndexedDocument } from "./lexical-index.js";
+import type { Bm25fParams, DocumentTerms, FieldTerms, IndexSnapshot, IndexedDocument } from "./lexical-index.js";
 
 /**
  * Plain-data forms of what the ranker derives from text, so that a host can keep them between
@@ -134,4 +134,97 @@ export function decodeConceptPlan(value: unknown): ConceptPlan | null {
     if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== "string" || !Array.isArray(entry[1]) || !entry[1].every(isGroupIndex)) return null;
   }
   return value as ConceptPlan;
+}
+
+// -------------------------------------------------------------------------------------------------
+// A whole built index (LexicalIndex.snapshot) as bytes: loading it is a copy, where rebuilding from
+// saved analyses still interns every term and counts every posting.
+//
+// Layout (little-endian; a big-endian host ignores saved snapshots): "CMLX", format, size, terms,
+// postings, stream length, byte length of the terms' text, then the sections, each starting at a
+// multiple of 8: the terms joined by "\n" (UTF-8), idf (f64 × terms), postingStart (i32 ×
+// terms + 1), docs (i32 × postings), impacts (f32 × postings), streamTerms (i32 × stream),
+// streamStart (i32 × size + 1), inText (u8 × postings).
+
+const SNAPSHOT_MAGIC = 0x584c4d43; // "CMLX" read as a little-endian u32
+const SNAPSHOT_FORMAT = 1;
+const HEADER_WORDS = 7;
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+const align8 = (n: number): number => (n + 7) & ~7;
+
+/** The key a snapshot of these documents is saved under: the analyser, the parameters and every document's key. */
+export function indexSnapshotKey(documentKeys: readonly string[], params: Readonly<Bm25fParams>): string {
+  return `${lexicalFingerprint()}.${hashText(JSON.stringify(params))}.${documentKeys.length}.${hashText(documentKeys.join(""))}`;
+}
+
+interface Section {
+  bytes: number;
+  offset: number;
+}
+
+function sectionsOf(terms: number, postings: number, stream: number, size: number, textBytes: number): { sections: Section[]; total: number } {
+  const lengths = [textBytes, terms * 8, (terms + 1) * 4, postings * 4, postings * 4, stream * 4, (size + 1) * 4, postings];
+  let offset = HEADER_WORDS * 4;
+  const sections: Section[] = [];
+  for (const bytes of lengths) {
+    offset = align8(offset);
+    sections.push({ bytes, offset });
+    offset += bytes;
+  }
+  return { sections, total: offset };
+}
+
+/** The bytes of `snapshot`; null when a term cannot be written (empty, or holding a line break). */
+export function encodeIndexSnapshot(snapshot: IndexSnapshot): Uint8Array | null {
+  for (const term of snapshot.terms) if (term === "" || term.includes("\n")) return null;
+  const text = new TextEncoder().encode(snapshot.terms.join("\n"));
+  const terms = snapshot.terms.length;
+  const postings = snapshot.docs.length;
+  const stream = snapshot.streamTerms.length;
+  const { sections, total } = sectionsOf(terms, postings, stream, snapshot.size, text.length);
+  const out = new Uint8Array(total);
+  new Uint32Array(out.buffer, 0, HEADER_WORDS).set([SNAPSHOT_MAGIC, SNAPSHOT_FORMAT, snapshot.size, terms, postings, stream, text.length]);
+  const arrays = [text, snapshot.idf, snapshot.postingStart, snapshot.docs, snapshot.impacts, snapshot.streamTerms, snapshot.streamStart, snapshot.inText];
+  arrays.forEach((array, i) => out.set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), sections[i]!.offset));
+  return out;
+}
+
+/** A snapshot from `encodeIndexSnapshot`'s bytes, checked for consistency; null when they are not one. */
+export function decodeIndexSnapshot(input: Uint8Array): IndexSnapshot | null {
+  if (!LITTLE_ENDIAN || input.byteLength < HEADER_WORDS * 4) return null;
+  // Typed views need 8-byte alignment within their buffer: copy when the bytes are not aligned.
+  const bytes = input.byteOffset % 8 === 0 ? input : input.slice();
+  const header = new Uint32Array(bytes.buffer, bytes.byteOffset, HEADER_WORDS);
+  const [magic, format, size, terms, postings, stream, textBytes] = header as unknown as number[];
+  if (magic !== SNAPSHOT_MAGIC || format !== SNAPSHOT_FORMAT) return null;
+  const { sections, total } = sectionsOf(terms!, postings!, stream!, size!, textBytes!);
+  if (total !== bytes.byteLength) return null;
+  const at = (i: number): number => bytes.byteOffset + sections[i]!.offset;
+  const termList = terms === 0 ? [] : new TextDecoder("utf-8", { fatal: false }).decode(bytes.subarray(sections[0]!.offset, sections[0]!.offset + textBytes!)).split("\n");
+  if (termList.length !== terms) return null;
+  const snapshot: IndexSnapshot = {
+    size: size!,
+    terms: termList,
+    idf: new Float64Array(bytes.buffer, at(1), terms!),
+    postingStart: new Int32Array(bytes.buffer, at(2), terms! + 1),
+    docs: new Int32Array(bytes.buffer, at(3), postings!),
+    impacts: new Float32Array(bytes.buffer, at(4), postings!),
+    streamTerms: new Int32Array(bytes.buffer, at(5), stream!),
+    streamStart: new Int32Array(bytes.buffer, at(6), size! + 1),
+    inText: new Uint8Array(bytes.buffer, at(7), postings!),
+  };
+  return validSnapshot(snapshot) ? snapshot : null;
+}
+
+/** Whether every offset and id of `s` stays within bounds (what searching it relies on). */
+function validSnapshot(s: IndexSnapshot): boolean {
+  const { size, postingStart, docs, streamTerms, streamStart, idf } = s;
+  const terms = s.terms.length;
+  if (postingStart[0] !== 0 || postingStart[terms] !== docs.length || streamStart[0] !== 0 || streamStart[size] !== streamTerms.length) return false;
+  for (let t = 0; t < terms; t++) if (postingStart[t + 1]! < postingStart[t]! || !Number.isFinite(idf[t]!) || s.terms[t] === "") return false;
+  for (let d = 0; d < size; d++) if (streamStart[d + 1]! < streamStart[d]!) return false;
+  for (let i = 0; i < docs.length; i++) if (docs[i]! < 0 || docs[i]! >= size) return false;
+  for (let i = 0; i < streamTerms.length; i++) if (streamTerms[i]! < 0 || streamTerms[i]! >= terms) return false;
+  return new Set(s.terms).size === terms;
 }
