@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -62,19 +62,21 @@ describe("cm context", () => {
     const withNew = cm(["context", task, "--json"], { home });
     expect(withNew.json().data.relevantBullets.map((b: { id: string }) => b.id)).toContain(added);
     expect(JSON.parse(readFileSync(documents, "utf8")).value).toHaveLength(6);
-    // The built index of exactly these texts is saved too; damaged, it changes nothing in the answer.
-    const index = join(home, ".cass-memory", ".cache", "lexical-index.bin");
-    expect(existsSync(index)).toBe(true);
-    writeFileSync(index, readFileSync(index).subarray(0, 100));
+    // The built index of exactly these texts is saved too (one file per set of texts); damaged,
+    // it changes nothing in the answer.
+    const cacheDir = join(home, ".cass-memory", ".cache");
+    const indexes = () => readdirSync(cacheDir).filter((n) => /^lexical-index-[0-9a-f]{16}\.bin$/.test(n)).map((n) => join(cacheDir, n));
+    expect(indexes()).toHaveLength(2); // before and after the rule was added
+    for (const file of indexes()) writeFileSync(file, readFileSync(file).subarray(0, 100));
     expect(ids(cm(["context", task, "--json"], { home }))).toEqual(ids(withNew));
     // Damaged files change nothing in the answer and are replaced.
     writeFileSync(documents, "{ not json");
-    writeFileSync(index, "not an index");
+    for (const file of indexes()) writeFileSync(file, "not an index");
     const afterDamage = cm(["context", task, "--json"], { home });
     expect(afterDamage.code).toBe(0);
     expect(ids(afterDamage)).toEqual(ids(withNew));
     expect(JSON.parse(readFileSync(documents, "utf8")).value).toHaveLength(6);
-    expect(readFileSync(index).length).toBeGreaterThan(100);
+    expect(indexes().some((file) => readFileSync(file).length > 100)).toBe(true);
   });
 
   it("rejects an empty task with INVALID_INPUT (exit 2) and the reference's hint", () => {

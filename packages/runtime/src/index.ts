@@ -31,7 +31,7 @@ export {
   embeddingLoaderOf,
 } from "./embeddings.js";
 export type { EmbedderWiring, EmbeddingCacheOptions, EmbeddingModule } from "./embeddings.js";
-export { createLexicalCache, lexicalCachePath } from "./lexical-cache.js";
+export { INDEX_FILES, createLexicalCache, lexicalCachePath, lexicalIndexPath } from "./lexical-cache.js";
 export type { LexicalCacheOptions } from "./lexical-cache.js";
 export type { EpisodicWiring } from "./episodic.js";
 export type { StderrLoggerOptions } from "./node-ports.js";

@@ -1,4 +1,5 @@
-import { readFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { readdir, readFile, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import type { LexicalCache, LexicalCachePart, Logger } from "@cass-memory/core";
 import { atomicWriteFile } from "@cass-memory/node-files";
@@ -6,9 +7,11 @@ import { atomicWriteFile } from "@cass-memory/node-files";
 /**
  * The ranker's saved analyses (core's LexicalCache) as files under `<globalDir>/.cache/`, beside
  * the YAML store's parse cache: `lexical-concepts.json` and `lexical-documents.json`, each
- * `{"fingerprint": …, "value": …}`, and the last built index, `lexical-index.bin`: its fingerprint
- * on the first line (padded with spaces so the bytes after it start at a multiple of 8), then
- * core's encoding of the index. The fingerprint is core's analyser fingerprint plus the
+ * `{"fingerprint": …, "value": …}`, and the last few built indexes, `lexical-index-<hash of the
+ * fingerprint>.bin` (one per set of rule texts: the global layer alone, or merged with one
+ * repository's layer): the fingerprint on the first line (padded with spaces so the bytes after it
+ * start at a multiple of 8), then core's encoding of the index. The INDEX_FILES most recently used
+ * are kept. The fingerprint is core's analyser fingerprint plus the
  * program's version, so an upgrade starts afresh. Files are replaced atomically without a lock:
  * two processes saving at once lose nothing but a little work. Every failure is only logged
  * (debug): the cache is an optimisation, never a reason for a command to fail.
@@ -21,8 +24,27 @@ export interface LexicalCacheOptions {
   salt?: string;
 }
 
-export function lexicalCachePath(globalDir: string, part: LexicalCachePart | "index"): string {
-  return join(globalDir, ".cache", part === "index" ? "lexical-index.bin" : `lexical-${part}.json`);
+/** How many built indexes are kept (an agent working in a few repositories switches between them). */
+export const INDEX_FILES = 4;
+
+export function lexicalCachePath(globalDir: string, part: LexicalCachePart): string {
+  return join(globalDir, ".cache", `lexical-${part}.json`);
+}
+
+/** The file of the index saved under `fingerprint` (already salted). */
+export function lexicalIndexPath(globalDir: string, fingerprint: string): string {
+  return join(globalDir, ".cache", `lexical-index-${createHash("sha256").update(fingerprint).digest("hex").slice(0, 16)}.bin`);
+}
+
+/** Removes all but the INDEX_FILES most recently used index files (by modification time). */
+async function pruneIndexes(dir: string): Promise<void> {
+  const names = (await readdir(dir)).filter((name) => /^lexical-index-[0-9a-f]{16}\.bin$/.test(name));
+  if (names.length <= INDEX_FILES) return;
+  const dated = await Promise.all(
+    names.map(async (name) => ({ name, time: await stat(join(dir, name)).then((st) => st.mtimeMs, () => 0) })),
+  );
+  dated.sort((a, b) => b.time - a.time);
+  await Promise.all(dated.slice(INDEX_FILES).map(({ name }) => unlink(join(dir, name)).catch(() => undefined)));
 }
 
 /** The first line of the index file: the fingerprint, padded so the line ends at a multiple of 8 bytes. */
@@ -64,7 +86,7 @@ export function createLexicalCache(options: LexicalCacheOptions): LexicalCache {
       }
     },
     async readIndex(fingerprint) {
-      const path = lexicalCachePath(globalDir, "index");
+      const path = lexicalIndexPath(globalDir, salted(fingerprint));
       let bytes: Buffer;
       try {
         bytes = await readFile(path);
@@ -73,13 +95,18 @@ export function createLexicalCache(options: LexicalCacheOptions): LexicalCache {
         return null;
       }
       const header = indexHeader(salted(fingerprint));
-      // Another fingerprint: the index of other rule texts (or of another version), not an error.
-      return bytes.length >= header.length && bytes.subarray(0, header.length).equals(header) ? bytes.subarray(header.length) : null;
+      // The name is a hash: the header says whether it is really this fingerprint's index.
+      if (bytes.length < header.length || !bytes.subarray(0, header.length).equals(header)) return null;
+      // Marks it as recently used, for pruning.
+      const now = new Date();
+      await utimes(path, now, now).catch(() => undefined);
+      return bytes.subarray(header.length);
     },
     async writeIndex(fingerprint, bytes) {
-      const path = lexicalCachePath(globalDir, "index");
+      const path = lexicalIndexPath(globalDir, salted(fingerprint));
       try {
         await atomicWriteFile(path, Buffer.concat([indexHeader(salted(fingerprint)), bytes]));
+        await pruneIndexes(join(globalDir, ".cache"));
       } catch (error) {
         logger.debug(`Could not save ${path}: ${(error as Error).message}`);
       }

@@ -1,9 +1,9 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { contextOperation, lexicalFingerprint, runOperation } from "@cass-memory/core";
 import { createMemoryLogger } from "@cass-memory/core/testing";
-import { createLexicalCache, lexicalCachePath } from "../src/lexical-cache.js";
+import { INDEX_FILES, createLexicalCache, lexicalCachePath, lexicalIndexPath } from "../src/lexical-cache.js";
 import { createRuntime } from "../src/runtime.js";
 import { tempDir, writeFile } from "./helpers.js";
 
@@ -47,11 +47,31 @@ describe("lexical cache files", () => {
     expect(back!.byteOffset % 8).toBe(0);
     expect(await cache.readIndex!("fp-2")).toBeNull();
     expect(await createLexicalCache({ globalDir, logger, salt: "1.2.4" }).readIndex!("fp-1")).toBeNull();
-    const file = readFileSync(lexicalCachePath(globalDir, "index"));
+    const file = readFileSync(lexicalIndexPath(globalDir, "fp-1@1.2.3"));
     expect(file.subarray(0, file.length - bytes.length).toString("utf8").trimEnd()).toBe("fp-1@1.2.3");
     expect((file.length - bytes.length) % 8).toBe(0);
     // A fingerprint that is a prefix of the saved one is another fingerprint.
     expect(await createLexicalCache({ globalDir, logger, salt: "1.2" }).readIndex!("fp-1")).toBeNull();
+  });
+
+  it("keeps the indexes of the few rule sets used most recently", async () => {
+    const globalDir = join(root, "g");
+    const cache = createLexicalCache({ globalDir, logger: createMemoryLogger() });
+    const indexFiles = () => readdirSync(join(globalDir, ".cache")).filter((n) => n.startsWith("lexical-index-")).length;
+    const write = async (i: number) => {
+      await cache.writeIndex!(`set-${i}`, Uint8Array.of(i));
+      // Older and older files (modification times a minute apart), as separate calls would leave them.
+      const then = new Date(Date.now() - (10 - i) * 60_000);
+      utimesSync(lexicalIndexPath(globalDir, `set-${i}`), then, then);
+    };
+    for (let i = 0; i < INDEX_FILES; i++) await write(i);
+    expect(indexFiles()).toBe(INDEX_FILES);
+    // Reading the oldest marks it as used: the next write removes the second oldest instead.
+    expect([...((await cache.readIndex!("set-0")) ?? [])]).toEqual([0]);
+    await write(INDEX_FILES);
+    expect(indexFiles()).toBe(INDEX_FILES);
+    expect(await cache.readIndex!("set-1")).toBeNull();
+    for (const i of [0, 2, INDEX_FILES]) expect([...((await cache.readIndex!(`set-${i}`)) ?? [])]).toEqual([i]);
   });
 
   it("a damaged file reads as empty and the next write replaces it", async () => {
@@ -118,7 +138,7 @@ describe("the runtime's lexical cache", () => {
         expect(saved.fingerprint).toBe(`${lexicalFingerprint()}@9.9.9`);
         expect(saved.value).toHaveLength(2 * rules.length);
         expect(existsSync(lexicalCachePath(globalDir, "concepts"))).toBe(true);
-        expect(existsSync(lexicalCachePath(globalDir, "index"))).toBe(true);
+        expect(readdirSync(join(globalDir, ".cache")).filter((n) => n.startsWith("lexical-index-"))).toHaveLength(1);
       } else {
         expect(existsSync(join(globalDir, ".cache"))).toBe(false);
       }
