@@ -2,6 +2,7 @@ import { analyze, isParticle, type Analysis } from "./analyze.js";
 import { stem } from "./stem.js";
 import { matchConcepts, shippedConcepts, type CompiledConcepts } from "./concept-match.js";
 import type { IndexQuery, QueryTerm } from "./lexical-index.js";
+import type { CandidateSearch } from "../../ports.js";
 
 /**
  * From a task description to an index query: the task's own terms (weighted by how often the task
@@ -85,7 +86,7 @@ export function analyzeQuery(
 
 /**
  * What a full-text candidate search (an SQLite FTS5 index over a huge playbook) needs to find the
- * rules the ranker would score for a task:
+ * rules the ranker would score for a task (the port's CandidateSearch without its limit and ids):
  * - `terms`: the task's words as written (lower-case, unstemmed, stop words and noise removed,
  *   identifiers split, with their joined forms), letters and digits only, distinct, in order;
  * - `concepts`: one entry per concept-map group the task mentions, holding that group's phrasings
@@ -95,11 +96,7 @@ export function analyzeQuery(
  *   of the task.
  * - `conceptWeight`: that weight.
  */
-export interface CandidateQuery {
-  terms: string[];
-  concepts: string[][];
-  conceptWeight: number;
-}
+export type CandidateQuery = Required<Omit<CandidateSearch, "limit" | "ids">>;
 
 const isWord = (word: string): boolean => word.length >= 2 && /^[\p{L}\p{N}]+$/u.test(word);
 
