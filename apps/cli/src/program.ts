@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { argvWantsJson, type CliContext } from "./cli-context.js";
 import { registerContext } from "./commands/context.js";
 import { registerDoctor } from "./commands/doctor.js";
+import { registerGuard } from "./commands/guard.js";
 import { registerPrivacy } from "./commands/privacy.js";
 import { registerOnboard } from "./commands/onboard.js";
 import { registerOutcome } from "./commands/outcome.js";
@@ -115,5 +116,6 @@ export function buildProgram(ctx: CliContext): Command {
   registerUsage(program, ctx);
   registerValidate(program, ctx);
   registerStorage(program, ctx);
+  registerGuard(program, ctx);
   return program;
 }

@@ -617,6 +617,11 @@ export interface RuntimeReport {
   llmDisabled?: boolean;
   /** Whether the configured model can be used, as the learning commands will decide it. */
   llmStatus?: () => Promise<LlmStatus>;
+  /**
+   * Checks of things only the host can see (e.g. the Claude Code trauma guard installed in the
+   * working directory); `cm doctor` appends them to its own. Must not reject.
+   */
+  hostChecks?: () => Promise<HealthCheck[]>;
 }
 
 /** The outcome of resolving the configured model (never contacts it). */

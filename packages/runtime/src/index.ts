@@ -56,5 +56,18 @@ export { planTomlConfig, scanToml, tomlString } from "./setup/toml-config.js";
 export type { TomlStatement } from "./setup/toml-config.js";
 export { AGENTS_MD_BEGIN, AGENTS_MD_END, agentsMdBlock, planAgentsMd } from "./setup/agents-md.js";
 export type { AgentsMdPlan } from "./setup/agents-md.js";
+// `cm guard`: the HOT STOVE guard scripts for Claude Code and git pre-commit.
+export {
+  CLAUDE_GUARD_COMMAND,
+  addGuardToPreCommit,
+  claudeGuardHealth,
+  installClaudeGuard,
+  installGitGuard,
+  preCommitHasGuard,
+  pythonParses,
+  settingsHaveGuard,
+} from "./guard/install.js";
+export type { ClaudeGuardResult, GitGuardResult, GuardOptions } from "./guard/install.js";
+export { CLAUDE_GUARD_SCRIPT, GIT_GUARD_SCRIPT, GUARD_SCRIPT_VERSION } from "./guard/scripts.js";
 // Serialisation and lock helpers of the YAML store, re-exported for the apps (they depend on runtime only).
 export { atomicWriteFile, fromYaml, releaseAllLocks, toYaml } from "@cass-memory/store-yaml";

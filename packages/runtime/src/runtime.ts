@@ -7,6 +7,7 @@ import { createLearning, resolveLlmStatus, type LearningWiring } from "./learnin
 import { loadConfig } from "./config.js";
 import { createIdGenerator, createNodeWorkspaceFiles, createStderrLogger, systemClock } from "./node-ports.js";
 import { findGitRoot, resolveGlobalDir } from "./paths.js";
+import { hostHealthChecks } from "./guard/health.js";
 import { openStore, storageFromEnv, storeDirsOf, unmigratedDataWarning, type LoadSqliteModule, type StoreDirs } from "./storage/backend.js";
 
 export interface RuntimeOptions {
@@ -136,6 +137,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     ...(options.version !== undefined ? { version: options.version } : {}),
     configProblems: [...problems],
     recheckConfig: async () => loadConfig({ globalDir, repoRoot, env, tolerateInvalid: true }).problems,
+    hostChecks: () => hostHealthChecks(cwd),
     llmCredentials: visibleLlmCredentials(env),
     llmDisabled: env.CASS_MEMORY_LLM?.trim().toLowerCase() === "none",
     llmStatus: () => (llmStatus ??= resolveLlmStatus({ config, env, ...(options.loadLlm !== undefined ? { loadLlm: options.loadLlm } : {}) })),

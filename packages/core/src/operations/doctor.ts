@@ -381,6 +381,7 @@ async function collect(deps: OperationDeps, configProblems?: readonly string[]):
   if (configProblem) checks.push(configProblem);
   const llmStatus = await deps.runtimeReport?.llmStatus?.().catch(() => undefined);
   checks.push(llmCheck(deps, llmStatus), sanitizationCheck(deps), await traumaCheck(deps));
+  checks.push(...(await deps.runtimeReport?.hostChecks?.().catch(() => []) ?? []));
   return { checks, issues: storage.issues };
 }
 

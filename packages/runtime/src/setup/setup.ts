@@ -189,7 +189,7 @@ export function agentsMdPath(client: SetupClient, repoRoot: string): string {
 
 const MAX_ATTEMPTS = 3;
 
-interface Applied {
+export interface Applied {
   action: PlanAction;
   backup?: string;
 }
@@ -198,7 +198,7 @@ interface Applied {
  * Reads, plans and writes one file, re-planning when the file changed between the read and the
  * rename (up to MAX_ATTEMPTS times).
  */
-async function applyFile(path: string, plan: (text: string | null) => { action: PlanAction; content: string }, options: { newFileMode: number; backup: boolean; now: () => number }): Promise<Applied> {
+export async function applyFile(path: string, plan: (text: string | null) => { action: PlanAction; content: string }, options: { newFileMode: number; backup: boolean; now: () => number }): Promise<Applied> {
   for (let attempt = 1; ; attempt++) {
     const state = await readState(path);
     const planned = plan(state.text);
