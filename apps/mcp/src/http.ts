@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { isIPv4, isIPv6, type AddressInfo } from "node:net";
 import { AppError } from "@cass-memory/core";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createServerContext, type ServerContext, type ServerContextOptions } from "./context.js";
@@ -65,21 +65,41 @@ function stripBrackets(host: string): string {
   return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
 }
 
-/** `localhost`, `::1` and `127.*` (case- and space-insensitive), as the original. */
+/**
+ * Loopback: the name `localhost`, an IPv4 literal in 127.0.0.0/8 written as four decimal numbers,
+ * or the IPv6 loopback `::1` (any spelling, also IPv4-mapped `::ffff:127.x.y.z`). Case- and
+ * space-insensitive. Unlike the original's `127.*` prefix test, names such as `127.0.0.1.evil.com`
+ * or `127.evil.invalid` are not loopback: they resolve wherever their owner wants.
+ */
 export function isLoopbackHost(host: string): boolean {
   const h = stripBrackets(host.trim().toLowerCase());
-  return h === "localhost" || h === "::1" || h.startsWith("127.");
+  if (h === "localhost") return true;
+  if (isIPv4(h)) return h.startsWith("127.");
+  if (!isIPv6(h)) return false;
+  const canonical = new URL(`http://[${h}]/`).hostname.slice(1, -1);
+  // ::ffff:7fxx:xxxx is the mapped form of 127.x.y.z.
+  return canonical === "::1" || /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(canonical);
 }
 
-/** The host name of a Host header value (`[::1]:8765` → `::1`, `localhost:8765` → `localhost`). */
+/**
+ * A Host header value split into host name and port (null when absent): `name[:port]` with a
+ * name of letters, digits, dots and hyphens, or `[IPv6][:port]`. Anything else (`a@b`, spaces
+ * inside, an empty value) is null: such a header is refused, never guessed at.
+ */
+export function parseHostHeader(value: string): { hostname: string; port: number | null } | null {
+  const h = value.trim().toLowerCase();
+  const match = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9.-]+))(?::(\d{1,5}))?$/.exec(h);
+  if (match === null) return null;
+  const hostname = match[1] ?? match[2]!;
+  if (match[1] !== undefined && !isIPv6(hostname)) return null;
+  const port = match[3] !== undefined ? Number(match[3]) : null;
+  if (port !== null && (port < 1 || port > 65535)) return null;
+  return { hostname, port };
+}
+
+/** The host name of a Host header value (`[::1]:8765` → `::1`, `localhost:8765` → `localhost`); "" when malformed. */
 export function hostnameOf(hostHeader: string): string {
-  const h = hostHeader.trim().toLowerCase();
-  if (h.startsWith("[")) {
-    const end = h.indexOf("]");
-    return end > 0 ? h.slice(1, end) : h;
-  }
-  const colon = h.indexOf(":");
-  return colon >= 0 && colon === h.lastIndexOf(":") ? h.slice(0, colon) : h;
+  return parseHostHeader(hostHeader)?.hostname ?? "";
 }
 
 const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
@@ -106,16 +126,26 @@ function checkToken(req: IncomingMessage, expected: Buffer): boolean {
   return ok;
 }
 
-/** Why a request fails the DNS-rebinding checks, or null when it passes. */
-function rebindingProblem(req: IncomingMessage, boundHost: string): string | null {
+/**
+ * Why a request fails the DNS-rebinding checks, or null when it passes. The Host header is
+ * required (HTTP/1.0 requests without one are refused), must name a loopback address or the bound
+ * host exactly, and the port the server listens on. An Origin, when sent, must be an http(s) URL
+ * of such a host; its port is not checked, so browser-based clients on another local port (an MCP
+ * inspector) keep working, while a rebound page always carries its own foreign host name.
+ */
+export function rebindingProblem(headers: { host?: string | undefined; origin?: string | undefined }, boundHost: string, port: number): string | null {
   const allowed = (name: string): boolean => isLoopbackHost(name) || name === boundHost;
-  const host = req.headers.host;
-  if (host !== undefined && !allowed(hostnameOf(host))) return `Forbidden: Host '${host}' is not allowed`;
-  const origin = req.headers.origin;
+  const host = headers.host;
+  if (host === undefined || host.trim() === "") return "Forbidden: a Host header naming this server is required";
+  const parsed = parseHostHeader(host);
+  if (parsed === null || !allowed(parsed.hostname)) return `Forbidden: Host '${host}' is not allowed`;
+  if ((parsed.port ?? 80) !== port) return `Forbidden: Host '${host}' names another port than ${port}`;
+  const origin = headers.origin;
   if (origin !== undefined) {
     let name: string | null = null;
     try {
-      name = stripBrackets(new URL(origin).hostname.toLowerCase());
+      const url = new URL(origin);
+      if (url.protocol === "http:" || url.protocol === "https:") name = stripBrackets(url.hostname.toLowerCase());
     } catch {
       name = null;
     }
@@ -261,6 +291,8 @@ export async function startHttpServer(options: HttpServerOptions = {}): Promise<
   // With a token on a non-loopback bind, clients reach the server by names we cannot know.
   const checkRebinding = !(token !== undefined && !isLoopbackHost(host));
   const boundHost = stripBrackets(host.toLowerCase());
+  /** The port actually listened on (the requested one may be 0); set before the first request. */
+  let listeningPort = resolved.port;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== "POST") {
@@ -274,7 +306,7 @@ export async function startHttpServer(options: HttpServerOptions = {}): Promise<
       return;
     }
     if (checkRebinding) {
-      const problem = rebindingProblem(req, boundHost);
+      const problem = rebindingProblem(req.headers, boundHost, listeningPort);
       if (problem !== null) {
         req.resume();
         send(res, 403, rpcError(-32000, problem));
@@ -334,6 +366,7 @@ export async function startHttpServer(options: HttpServerOptions = {}): Promise<
   });
 
   const port = (server.address() as AddressInfo).port;
+  listeningPort = port;
   const urlHost = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
   const url = `http://${urlHost}:${port}/`;
 

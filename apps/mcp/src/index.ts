@@ -10,6 +10,8 @@ export {
   DEFAULT_HTTP_HOST,
   DEFAULT_HTTP_PORT,
   hostnameOf,
+  parseHostHeader,
+  rebindingProblem,
   isLoopbackHost,
   LEGACY_PROTOCOL_VERSION,
   MAX_BODY_BYTES,
