@@ -511,7 +511,9 @@ export interface EpisodicSource {
 // The user's workspace (read-only): used to run bullets' verification checks.
 
 export interface WorkspaceFiles {
-  /** True when `path` (absolute, or relative to `base`) exists as a file or directory. */
+  // Both methods confine reads to the workspace `base`: a path that leads outside it (absolute,
+  // `..`, a symbolic link pointing elsewhere) is reported as missing / unreadable.
+  /** True when `path` (relative to `base`) exists inside it as a file or directory. */
   exists(base: string, path: string): Promise<boolean>;
   /** The file's text (at most `maxBytes`), or null when it is missing or unreadable. */
   readText(base: string, path: string, maxBytes: number): Promise<string | null>;

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from "node:crypto";
-import { access, open } from "node:fs/promises";
-import { isAbsolute, resolve as resolvePath } from "node:path";
+import { open, realpath } from "node:fs/promises";
+import { isAbsolute, relative, resolve as resolvePath, sep } from "node:path";
 import type { Clock, IdGenerator, Logger, WorkspaceFiles } from "@cass-memory/core";
 
 /** Node implementations of core's small ports. */
@@ -58,20 +58,32 @@ export function createStderrLogger(options: StderrLoggerOptions = {}): Logger {
 
 /** Read-only access to the workspace for bullets' verification checks. */
 export function createNodeWorkspaceFiles(): WorkspaceFiles {
-  const resolveIn = (base: string, path: string): string => (isAbsolute(path) ? path : resolvePath(base, path));
+  /**
+   * The real path of `path` inside the workspace `base`, or null when it does not exist or leads
+   * outside it (an absolute path, `..`, or a symbolic link pointing elsewhere). Verification
+   * checks come from rules anyone with write access to a playbook can author: they must not
+   * reveal anything about files outside the workspace.
+   */
+  const confined = async (base: string, path: string): Promise<string | null> => {
+    try {
+      const root = await realpath(base);
+      const target = await realpath(isAbsolute(path) ? path : resolvePath(root, path));
+      const rel = relative(root, target);
+      return rel === "" || (rel.split(sep)[0] !== ".." && !isAbsolute(rel)) ? target : null;
+    } catch {
+      return null;
+    }
+  };
   return {
     async exists(base, path) {
-      try {
-        await access(resolveIn(base, path));
-        return true;
-      } catch {
-        return false;
-      }
+      return (await confined(base, path)) !== null;
     },
     async readText(base, path, maxBytes) {
+      const target = await confined(base, path);
+      if (target === null) return null;
       let handle: Awaited<ReturnType<typeof open>> | undefined;
       try {
-        handle = await open(resolveIn(base, path), "r");
+        handle = await open(target, "r");
         const buffer = Buffer.alloc(Math.max(0, maxBytes));
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
         return buffer.subarray(0, bytesRead).toString("utf8");

@@ -65,7 +65,7 @@ export function verificationFromFlags(flags: VerificationFlags): Verification | 
   }
   if (file !== undefined && flags.file !== undefined) {
     if (file === "") throw new AppError("INVALID_INPUT", "--verify-file needs a path", { details: { field: "verifyFile" } });
-    return { type: "file_exists", pattern: file, mode };
+    return validateVerification({ type: "file_exists", pattern: file, mode });
   }
   if (regex !== undefined && flags.regex !== undefined) {
     const colon = regex.indexOf(":");
@@ -82,8 +82,38 @@ export function verificationFromFlags(flags: VerificationFlags): Verification | 
   return undefined;
 }
 
-/** Refuses regular expressions that are invalid or could backtrack catastrophically. */
+/**
+ * Why a verification path may not be used, or null. Checks read files inside the workspace only:
+ * a rule that could test `/etc/shadow` or `../../.ssh/id_rsa` would let whoever writes rules (a
+ * shared repo playbook, an MCP client) learn about files by watching the rule turn stale. So the
+ * path must be relative, and must not climb above the workspace root. (Symbolic links that lead
+ * outside are refused where files are read, by the host's WorkspaceFiles.)
+ */
+export function workspacePathProblem(path: string): string | null {
+  if (path.trim() === "") return "empty";
+  if (path.includes("\0")) return "not a file name";
+  if (/^[/\\~]/.test(path) || /^[a-z]:/i.test(path)) return "not relative to the workspace";
+  let depth = 0;
+  for (const segment of path.split(/[/\\]+/)) {
+    if (segment === "..") depth--;
+    else if (segment !== "." && segment !== "") depth++;
+    if (depth < 0) return "outside the workspace";
+  }
+  return null;
+}
+
+function requireWorkspacePath(field: string, path: string): void {
+  const problem = workspacePathProblem(path);
+  if (problem === null) return;
+  throw new AppError("INVALID_INPUT", `Verification path "${path}" is ${problem}: checks read files inside the workspace only.`, {
+    hint: "Give a path relative to the workspace root, e.g. --verify-file src/auth/session.ts or --verify-regex 'package.json:\"vitest\"'.",
+    details: { field, received: path },
+  });
+}
+
+/** Refuses paths outside the workspace and regular expressions that are invalid or could backtrack catastrophically. */
 export function validateVerification(verification: Verification): Verification {
+  if (verification.type === "file_exists") requireWorkspacePath("verification.pattern", verification.pattern);
   if (verification.type === "regex") {
     const problem = userRegexProblem(verification.pattern, "m");
     if (problem !== null) {
@@ -97,6 +127,7 @@ export function validateVerification(verification: Verification): Verification {
         details: { field: "verification.path" },
       });
     }
+    requireWorkspacePath("verification.path", verification.path);
   }
   return verification;
 }
@@ -122,6 +153,13 @@ export async function runVerification(
   nowIso: string,
 ): Promise<VerificationOutcome> {
   const expectPresent = verification.mode !== "absent";
+  // Rules written by hand or by another tool may name any path: never look outside the workspace,
+  // and answer the same whatever is there.
+  const checkedPath = verification.type === "file_exists" ? verification.pattern : (verification.path ?? "");
+  const pathProblem = workspacePathProblem(checkedPath);
+  if (pathProblem !== null) {
+    return { ok: false, reason: `path ${checkedPath} is ${pathProblem}; checks read files inside the workspace only`, checkedAt: nowIso };
+  }
   if (verification.type === "file_exists") {
     const present = await files.exists(base, verification.pattern);
     if (present === expectPresent) return { ok: true, checkedAt: nowIso };
