@@ -3,6 +3,7 @@ import { argvWantsJson, type CliContext } from "./cli-context.js";
 import { registerContext } from "./commands/context.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGuard } from "./commands/guard.js";
+import { registerHook } from "./commands/hook.js";
 import { registerPrivacy } from "./commands/privacy.js";
 import { registerOnboard } from "./commands/onboard.js";
 import { registerOutcome } from "./commands/outcome.js";
@@ -89,7 +90,7 @@ export function buildProgram(ctx: CliContext): Command {
       "  Lifecycle: forget, undo, history",
       "  Playbook:  playbook list|get|add|remove|export|import, ls, add, rm",
       "  Insight:   stats, top, stale, why, similar",
-      "  Setup:     init, setup <client>, serve (MCP), starters, playbook bootstrap",
+      "  Setup:     init, setup <client> [--hooks], hook <client> <event>, serve (MCP), starters, playbook bootstrap",
       "  Storage:   storage status, storage migrate --to sqlite|yaml",
       "  Health:    doctor (dr), privacy status|enable|disable|allow|deny",
       "  Onboard:   onboard status|gaps|sample|read|prompt|guided|mark-done|reset",
@@ -117,5 +118,6 @@ export function buildProgram(ctx: CliContext): Command {
   registerValidate(program, ctx);
   registerStorage(program, ctx);
   registerGuard(program, ctx);
+  registerHook(program, ctx);
   return program;
 }

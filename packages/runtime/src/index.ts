@@ -56,6 +56,28 @@ export { planTomlConfig, scanToml, tomlString } from "./setup/toml-config.js";
 export type { TomlStatement } from "./setup/toml-config.js";
 export { AGENTS_MD_BEGIN, AGENTS_MD_END, agentsMdBlock, planAgentsMd } from "./setup/agents-md.js";
 export type { AgentsMdPlan } from "./setup/agents-md.js";
+// `cm hook` / `cm setup --hooks`: lifecycle hooks of agent clients (protocol and planning are pure).
+export { CLIENTS_WITHOUT_HOOKS, HOOK_CLIENTS, findHookEvent, hookClientSpec, hookConfigPath, isHookClient } from "./hooks/clients.js";
+export type { HookAction, HookClient, HookClientSpec, HookEventSpec } from "./hooks/clients.js";
+export { isCmHookCommand, planHookConfig } from "./hooks/config.js";
+export type { HookConfigPlan, HookEntryReport } from "./hooks/config.js";
+export {
+  CHARS_PER_TOKEN,
+  DEFAULT_HOOK_MAX_TOKENS,
+  DEFAULT_HOOK_TIMEOUT_MS,
+  HOOK_PROMPT_MAX_CHARS,
+  HOOK_STDIN_MAX_BYTES,
+  contextAnswer,
+  denyAnswer,
+  hotStoveReason,
+  parseHookRequest,
+  renderHookContext,
+} from "./hooks/protocol.js";
+export type { HookAnswer, HookRequest, HookRule, RenderedContext } from "./hooks/protocol.js";
+export { appendHookLog, checkTranscriptPath, hooksDir, spawnReflect } from "./hooks/background.js";
+export type { SpawnReflectResult } from "./hooks/background.js";
+export { currentCmScript, hookCommand, runnableWarnings, setupHooks, shellQuote } from "./hooks/install.js";
+export type { HookSetupOptions, HookSetupResult } from "./hooks/install.js";
 // `cm guard`: the HOT STOVE guard scripts for Claude Code and git pre-commit.
 export {
   CLAUDE_GUARD_COMMAND,

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import type { SetupResult } from "@cass-memory/runtime";
+import { AppError } from "@cass-memory/core";
+import type { HookSetupResult, SetupResult } from "@cass-memory/runtime";
 import { emit, type CliContext } from "../cli-context.js";
 import { bold, dim, green, icon, tildify } from "../human.js";
 import { writeStderr, writeStdout } from "../output.js";
@@ -10,6 +11,8 @@ interface SetupFlags {
   http?: string;
   dryRun?: boolean;
   agentsMd?: boolean;
+  hooks?: boolean;
+  uninstall?: boolean;
   json?: boolean;
 }
 
@@ -35,6 +38,8 @@ export function registerSetup(program: Command, ctx: CliContext): void {
     .option("--http <url>", "configure the Streamable HTTP endpoint of 'cm serve' instead of stdio")
     .option("--dry-run", "print what would be written; change nothing")
     .option("--agents-md", "also add a short cass-memory block to AGENTS.md (CLAUDE.md for claude-code when present) at the repository root")
+    .option("--hooks", "also install lifecycle hooks (rules on each prompt, HOT STOVE shell guard, learning at session end) running 'cm hook'")
+    .option("--uninstall", "with --hooks: remove cm's hook entries (other hooks are kept); the MCP entry is left as it is")
     .option("-j, --json", "output a JSON envelope")
     .addHelpText(
       "after",
@@ -44,20 +49,50 @@ export function registerSetup(program: Command, ctx: CliContext): void {
         ...FILE_TABLE.map(([client, user, project]) => `  ${client.padEnd(12)} ${user.padEnd(58)} ${project}`.trimEnd()),
         "An existing file is merged (other servers and keys are kept) and backed up as <file>.backup.<epoch-ms>.",
         "",
+        "Hook files written by --hooks (cm's entries run '<node> <cm.js> hook <client> <event>'):",
+        "  claude-code  ~/.claude/settings.json | .claude/settings.json: UserPromptSubmit, SessionEnd, PreToolUse (Bash)",
+        "  codex        ~/.codex/hooks.json | .codex/hooks.json: UserPromptSubmit, PreToolUse (Bash)",
+        "  gemini       ~/.gemini/settings.json | .gemini/settings.json: BeforeAgent, SessionEnd, BeforeTool (run_shell_command)",
+        "  cursor       ~/.cursor/hooks.json | .cursor/hooks.json: sessionStart, beforeShellExecution",
+        "  windsurf     ~/.codeium/windsurf/hooks.json | .windsurf/hooks.json: pre_run_command",
+        "  vscode       none (see docs/hooks.md)",
+        "",
         "Examples:",
         `  ${cli} setup claude-code`,
         `  ${cli} setup codex --dry-run`,
         `  ${cli} setup vscode --scope project --agents-md`,
         `  ${cli} setup cursor --command /usr/local/bin/cm-mcp --json`,
         `  ${cli} setup gemini --http http://127.0.0.1:8765/mcp`,
+        `  ${cli} setup claude-code --hooks --dry-run`,
+        `  ${cli} setup claude-code --hooks --uninstall`,
         "",
       ].join("\n"),
     )
     .action(async (client: string, flags: SetupFlags) => {
       const json = Boolean(flags.json);
       ctx.begin("setup", json);
-      const { clientSpec, setupClient } = await import("@cass-memory/runtime");
-      const result = await setupClient({
+      const { clientSpec, hookClientSpec, setupClient, setupHooks } = await import("@cass-memory/runtime");
+      if (flags.uninstall && !flags.hooks) {
+        throw new AppError("INVALID_INPUT", "--uninstall removes cm's hook entries: use it with --hooks.", {
+          hint: `${cli} setup ${client} --hooks --uninstall`,
+          details: { field: "uninstall" },
+        });
+      }
+      // Refuse a client without hooks, or a hook file cm cannot rewrite, before anything is written.
+      if (flags.hooks) {
+        hookClientSpec(client);
+        await setupHooks({ client, scope: flags.scope, uninstall: Boolean(flags.uninstall), dryRun: true });
+      }
+      if (flags.hooks && flags.uninstall) {
+        const hooks = await setupHooks({ client, scope: flags.scope, uninstall: true, dryRun: Boolean(flags.dryRun) });
+        if (hooks.dryRun && !json) {
+          renderHooksDryRun(hooks);
+          return;
+        }
+        emit(ctx, { client: hooks.client, hooks }, () => renderHooks(hooks));
+        return;
+      }
+      const result: SetupResult & { hooks?: HookSetupResult } = await setupClient({
         client,
         scope: flags.scope,
         command: flags.command,
@@ -66,12 +101,16 @@ export function registerSetup(program: Command, ctx: CliContext): void {
         agentsMd: Boolean(flags.agentsMd),
         cliName: cli,
       });
+      if (flags.hooks) result.hooks = await setupHooks({ client, scope: flags.scope, dryRun: Boolean(flags.dryRun) });
+      const hookWarnings = result.hooks?.warnings ?? [];
+      if (!json) for (const w of hookWarnings) writeStderr(`Warning: ${w}`);
       const label = clientSpec(result.client).label;
       if (result.dryRun && !json) {
         renderDryRun(result, label);
+        if (result.hooks !== undefined) renderHooksDryRun(result.hooks);
         return;
       }
-      emit(ctx, result, () => render(result, label));
+      emit(ctx, result, () => [...render(result, label), ...(result.hooks !== undefined ? renderHooks(result.hooks) : [])], hookWarnings.length > 0 ? { warnings: hookWarnings } : undefined);
     });
 }
 
@@ -117,4 +156,31 @@ function renderDryRun(r: SetupResult, label: string): void {
 
 function ensureNewline(text: string): string {
   return text === "" || text.endsWith("\n") ? text : `${text}\n`;
+}
+
+function describeEntry(e: HookSetupResult["entries"][number]): string {
+  return `${e.event}${e.matcher !== undefined ? ` (${e.matcher})` : ""}`;
+}
+
+function renderHooks(h: HookSetupResult): string[] {
+  const lines: string[] = [];
+  if (h.action === "unchanged") {
+    lines.push(`${icon.bullet()} hooks: ${tildify(h.path)} ${h.uninstall ? "has no cm hooks" : "already has cm's hooks"}; nothing changed`);
+  } else {
+    lines.push(green(`${icon.success()} hooks: ${h.action} ${tildify(h.path)} (${h.scope} scope)`));
+    if (h.backup !== undefined) lines.push(`  backup: ${tildify(h.backup)}`);
+  }
+  for (const e of h.entries) lines.push(`  ${e.status.padEnd(9)} ${describeEntry(e)}${e.reason !== undefined ? dim(` (${e.reason})`) : ""}`);
+  if (!h.uninstall) {
+    const command = h.entries.find((e) => e.status !== "removed" && e.status !== "skipped")?.command;
+    if (command !== undefined) lines.push(dim(`  command: ${command}`));
+  }
+  if (h.action !== "unchanged" && h.notes.length > 0) lines.push(...h.notes.map((n) => `  ${n}`));
+  return lines;
+}
+
+function renderHooksDryRun(h: HookSetupResult): void {
+  const verb = h.action === "unchanged" ? "would leave unchanged" : `would ${h.action === "created" ? "create" : h.action === "removed" ? "remove cm's hooks from" : "update"}`;
+  writeStderr(dim(`# dry run (hooks, ${h.scope} scope): ${verb} ${tildify(h.path)}; nothing written`));
+  writeStdout(ensureNewline(h.content ?? ""));
 }
