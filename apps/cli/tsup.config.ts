@@ -38,11 +38,13 @@ export default defineConfig([
   // runtime imports it dynamically, which esbuild turns into a lazily run module), so other runs
   // never load it.
   {
-    ...cjsBundle({ "cm-main": "src/cm.ts" }, { main: true, external: ["@cass-memory/llm", "@cass-memory/mcp", "better-sqlite3"] }),
+    ...cjsBundle({ "cm-main": "src/cm.ts" }, { main: true, external: ["@cass-memory/llm", "@cass-memory/mcp", "better-sqlite3", "@toon-format/toon"] }),
     define: { __CM_VERSION__: JSON.stringify(pkg.version) },
   },
   // The LLM layer, loaded on demand by reflect, diary, validate and audit (see src/llm.ts).
   cjsBundle({ "cm-llm": "src/llm.ts" }),
+  // The TOON encoder (ESM-only upstream), loaded only when a command prints TOON (src/formats.ts).
+  cjsBundle({ "cm-toon": "src/toon-entry.ts" }),
   // The MCP server (`cm serve`): the MCP SDK and its dependencies, loaded only by that command.
   // The SQLite store is not bundled here either: `cm serve` passes cm-main's loader to the server.
   cjsBundle({ "cm-serve": "src/serve.ts" }, { external: ["@cass-memory/llm", "@cass-memory/store-sqlite", "better-sqlite3"] }),

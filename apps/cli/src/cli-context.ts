@@ -3,7 +3,8 @@ import { basename, join } from "node:path";
 import type { Operation } from "@cass-memory/core";
 import { runOperation } from "@cass-memory/core";
 import type { Runtime } from "@cass-memory/runtime";
-import { printJson, printLine, successEnvelope, type SuccessExtras } from "./output.js";
+import { encodeToon, envWantsToon } from "./formats.js";
+import { printJson, printLine, successEnvelope, writeStdout, type SuccessExtras } from "./output.js";
 import { VERSION } from "./version.js";
 
 /**
@@ -21,10 +22,10 @@ export interface CliContext {
   readonly startedAt: number;
   readonly argv: readonly string[];
   readonly verbose: boolean;
-  /** Where errors are reported: envelope command id and output mode. */
-  current: { command: string; json: boolean };
+  /** Where errors are reported: envelope command id and output mode (`toon`: the envelope as TOON). */
+  current: { command: string; json: boolean; toon?: boolean };
   /** Declares the running command; call first thing in an action. */
-  begin(command: string, json: boolean): void;
+  begin(command: string, json: boolean, toon?: boolean): void;
   runtime(): Promise<Runtime>;
   /** The runtime module once loaded (signal handlers use its releaseAllLocks). */
   loadedRuntimeModule: typeof import("@cass-memory/runtime") | null;
@@ -62,6 +63,20 @@ export function loadSqliteStore(): Promise<typeof import("@cass-memory/store-sql
   return import("@cass-memory/store-sqlite");
 }
 
+/**
+ * True when argv asks for TOON (`--format toon`), or asks for no format while the environment
+ * defaults to TOON (used before a command has declared its mode).
+ */
+export function argvWantsToon(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]?.toLowerCase();
+    if (a === "--") break;
+    if ((a === "--format" && argv[i + 1]?.toLowerCase() === "toon") || a === "--format=toon") return true;
+    if (a === "--format" || a?.startsWith("--format=") || a === "--json" || a === "-j") return false;
+  }
+  return envWantsToon(env);
+}
+
 /** True when argv asks for JSON anywhere (used before a command has declared its mode). */
 export function argvWantsJson(argv: readonly string[]): boolean {
   for (let i = 0; i < argv.length; i++) {
@@ -82,9 +97,9 @@ export function createCliContext(argv: readonly string[], options: { verbose: bo
     startedAt: Date.now(),
     argv,
     verbose: options.verbose,
-    current: { command: cliName, json: argvWantsJson(argv.slice(2)) },
-    begin(command, json) {
-      ctx.current = { command, json };
+    current: argvWantsToon(argv.slice(2)) ? { command: cliName, json: true, toon: true } : { command: cliName, json: argvWantsJson(argv.slice(2)) },
+    begin(command, json, toon) {
+      ctx.current = toon ? { command, json: true, toon: true } : { command, json };
     },
     runtime() {
       runtimePromise ??= import("@cass-memory/runtime").then((mod) => {
@@ -116,10 +131,12 @@ export async function runLearning<Op extends AnyOperation>(ctx: CliContext, op: 
   return (await runOperation(op, { ...rt.deps, learning }, input as never)) as OpOutput<Op>;
 }
 
-/** Prints a result: the success envelope in JSON mode, else the human rendering (if any). */
+/** Prints a result: the success envelope in JSON (or TOON) mode, else the human rendering (if any). */
 export function emit(ctx: CliContext, data: unknown, human: () => string | string[] | null, extras?: SuccessExtras): void {
   if (ctx.current.json) {
-    printJson(successEnvelope(ctx.current.command, data, ctx.startedAt, extras));
+    const envelope = successEnvelope(ctx.current.command, data, ctx.startedAt, extras);
+    if (ctx.current.toon) writeStdout(`${encodeToon(envelope)}\n`);
+    else printJson(envelope);
     return;
   }
   const text = human();

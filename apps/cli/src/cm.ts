@@ -38,6 +38,7 @@ async function main(argv: string[]): Promise<number> {
     return reportError(error, {
       command: ctx.current.command,
       json: ctx.current.json,
+      ...(ctx.current.toon ? { toon: true } : {}),
       cliName: ctx.cliName,
       startedAt: ctx.startedAt,
       verbose: ctx.verbose,

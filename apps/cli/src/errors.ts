@@ -1,5 +1,6 @@
 import { defaultRecovery, describeCause, docsFor, toAppError } from "@cass-memory/core";
-import { errorEnvelope, printJson, writeStderr, type ErrorBody } from "./output.js";
+import { encodeToon } from "./formats.js";
+import { errorEnvelope, printJson, writeStderr, writeStdout, type ErrorBody } from "./output.js";
 
 /**
  * The one place where any error becomes output and an exit code: the JSON error envelope on stdout
@@ -11,6 +12,8 @@ export interface ErrorReportOptions {
   /** Envelope command id (`playbook:add`), or the CLI name when unknown. */
   command: string;
   json: boolean;
+  /** With `json`: print the error envelope as TOON. */
+  toon?: boolean;
   cliName: string;
   startedAt: number;
   verbose?: boolean;
@@ -37,7 +40,17 @@ export function errorBody(error: unknown, cliName: string, command: string): Err
 
 export function reportError(error: unknown, options: ErrorReportOptions): number {
   const body = errorBody(error, options.cliName, options.command);
-  if (options.json) {
+  if (options.json && options.toon) {
+    const envelope = errorEnvelope(options.command, body, options.startedAt);
+    let text: string | undefined;
+    try {
+      text = encodeToon(envelope);
+    } catch {
+      // No encoder: the envelope still goes out, as JSON.
+    }
+    if (text !== undefined) writeStdout(`${text}\n`);
+    else printJson(envelope);
+  } else if (options.json) {
     printJson(errorEnvelope(options.command, body, options.startedAt));
   } else {
     const lines = [`${options.cliName}: error: ${body.message}`];

@@ -98,7 +98,7 @@ describe("cm context", () => {
     expect(tooSmall.json().error.message).toBe("history must be >= 1.");
     const badFormat = cm(["context", "task", "--format", "xml"], { home });
     expect(badFormat.code).toBe(2);
-    expect(badFormat.stderr).toContain("format must be one of: json, markdown.");
+    expect(badFormat.stderr).toContain("format must be one of: json, markdown, toon.");
     const formatJson = cm(["context", "task", "--format", "JSON"], { home });
     expect(formatJson.json().success).toBe(true);
   });

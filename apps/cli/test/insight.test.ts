@@ -72,12 +72,15 @@ describe("cm stats", () => {
     expect(human.stdout).toContain("b-tests-2 <-> b-tests (sim 0.9)");
   });
 
-  it("falls back from TOON to JSON and rejects unknown formats", () => {
+  it("prints TOON natively (the same envelope), reports token stats and rejects unknown formats", () => {
     const toon = cm(["stats", "--format", "toon", "--stats"], { home });
     expect(toon.code).toBe(0);
-    expect(toon.json().data.total).toBe(0);
-    expect(toon.stderr).toContain("tru binary not found, falling back to JSON output");
-    expect(toon.stderr).toMatch(/\[stats\] JSON: \d+ tokens/);
+    expect(toon.stdout).toMatch(/^success: true\ncommand: stats\n/);
+    expect(toon.stdout).toContain("\n  total: 0\n");
+    expect(toon.stderr).not.toContain("tru binary");
+    const stats = /\[stats\] JSON: (\d+) tokens, TOON: (\d+) tokens \((-?\d+)% savings\)/.exec(toon.stderr);
+    expect(stats).not.toBeNull();
+    expect(Number(stats![2])).toBeLessThan(Number(stats![1]));
     const bad = cm(["stats", "--format", "xml"], { home });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("format must be one of: json, toon.");

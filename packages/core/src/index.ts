@@ -217,6 +217,19 @@ export { contextOperation, ContextInputSchema, ContextResultSchema } from "./ope
 export { CANDIDATE_LIMIT, CANDIDATE_RETRIEVAL_MIN_BULLETS, loadContextPlaybook } from "./operations/context-playbook.js";
 export type { ContextPlaybook } from "./operations/context-playbook.js";
 export type { ContextInput, ContextResult, HistorySnippet } from "./operations/context.js";
+export { lookupContext } from "./operations/context.js";
+export type { ContextLookupOptions } from "./operations/context.js";
+export {
+  compactContext,
+  compactRule,
+  CompactContextSchema,
+  CompactRuleSchema,
+  estimateTokens,
+  fitContextToBudget,
+  measureJson,
+  TrimmedSchema,
+} from "./operations/context-view.js";
+export type { CompactContext, CompactOptions, CompactRule, CompactSnippet, Trimmed, TrimmedIds } from "./operations/context-view.js";
 export { FORGET_SOURCE_SESSION, forgetOperation } from "./operations/forget.js";
 export type { ForgetResult } from "./operations/forget.js";
 export { historyOperation } from "./operations/history.js";

@@ -1,10 +1,11 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { AppError, contextOperation, type ContextResult } from "@cass-memory/core";
-import { emit, run, type CliContext } from "../cli-context.js";
+import { AppError, compactContext, contextOperation, estimateTokens, lookupContext, type CompactContext, type ContextResult } from "@cass-memory/core";
+import { emit, type CliContext } from "../cli-context.js";
+import { beginWithFormat, printedEnvelope, reportTokenStats } from "../formats.js";
 import { bold, cyan, divider, dim, fixed, icon, layoutWidth, red, wrap, yellow } from "../human.js";
-import { floatOption, intOption, oneOf, readStdin } from "../options.js";
+import { floatOption, intOption, readStdin } from "../options.js";
 import { writeStderr } from "../output.js";
 
 interface ContextFlags {
@@ -19,6 +20,8 @@ interface ContextFlags {
   format?: string;
   session?: string;
   logContext?: boolean;
+  compact?: boolean;
+  stats?: boolean;
 }
 
 type ScoredBullet = ContextResult["relevantBullets"][number];
@@ -36,22 +39,23 @@ export function registerContext(program: Command, ctx: CliContext): void {
     .option("--top <n>", "deprecated alias of --limit")
     .option("--history <n>", "maximum number of history snippets (default: config maxHistoryInContext)")
     .option("--no-history", "do not search past sessions")
-    .option("--max-tokens <n>", "trim the result to about n tokens, lowest ranked first")
+    .option("--max-tokens <n>", "fit what is printed (in the chosen format) into about n tokens (≈ 4 characters each), lowest ranked first")
+    .option("--compact", "token-lean view: each rule as id, content, category, kind, maturity, rounded scores, last helpful, stale reason")
     .option("--min-score <score>", "minimum relevance, 0-1: the share of the best match a rule needs (default: config minRelevanceScore, 0.1)")
     .option("--days <n>", "history lookback in days (default: config sessionLookbackDays)")
     .option("--workspace <path>", "workspace for workspace-scoped rules and history")
-    .option("--format <format>", "output format: json or markdown (overrides --json)")
+    .option("--format <format>", "output format: json, toon or markdown (overrides --json; default from CM_OUTPUT_FORMAT=toon)")
+    .option("--stats", "print the JSON and TOON token counts of the output on stderr (structured output only)")
     .option("--session <id>", "session id recorded in the context log")
     .option("--log-context", "append this lookup to the context log (also CASS_CONTEXT_LOG=1)")
     .addHelpText(
       "after",
-      `\nExamples:\n  ${cli} context "fix the login bug" --json\n  ${cli} context "migrate the orders table" --max-tokens 2000 --no-history --json\n  ${cli} ctx "add pagination" --limit 10 --format markdown\n  echo "debug flaky test" | ${cli} context - --json\n`,
+      `\nExamples:\n  ${cli} context "fix the login bug" --json\n  ${cli} context "fix the login bug" --compact --format toon\n  ${cli} context "migrate the orders table" --max-tokens 2000 --no-history --json\n  ${cli} ctx "add pagination" --limit 10 --format markdown\n  echo "debug flaky test" | ${cli} context - --json\n`,
     )
     .action(async (taskArg: string | undefined, flags: ContextFlags) => {
-      const format = flags.format !== undefined ? flags.format.trim().toLowerCase() : undefined;
-      const json = format !== undefined ? format === "json" : Boolean(flags.json);
-      ctx.begin(contextOperation.command, json);
-      if (flags.format !== undefined) oneOf("format", flags.format, ["json", "markdown"] as const);
+      const structured = beginWithFormat(ctx, contextOperation.command, flags, ["json", "markdown", "toon"]);
+      const markdown = structured === null && flags.format !== undefined;
+      const compact = Boolean(flags.compact);
 
       let limit = intOption("limit", flags.limit);
       const top = intOption("top", flags.top);
@@ -71,7 +75,14 @@ export function registerContext(program: Command, ctx: CliContext): void {
       // An empty task is rejected by the operation, with the original's message and hint.
       const task = taskArg === undefined || taskArg === "-" ? (await readStdin()).trim() : taskArg;
       const envLog = process.env.CASS_CONTEXT_LOG?.trim().toLowerCase();
-      const result = await run(ctx, contextOperation, {
+      const view = (r: ContextResult): ContextResult | CompactContext => (compact ? compactContext(r, { verbose: ctx.verbose }) : r);
+      // What would be printed, for --max-tokens: the envelope in JSON or TOON, or the text.
+      const printed = (r: ContextResult): string =>
+        structured !== null
+          ? printedEnvelope(contextOperation.command, view(r), structured)
+          : `${(markdown ? renderMarkdown(r, compact) : renderHuman(r, cli, compact)).join("\n")}\n`;
+      const rt = await ctx.runtime();
+      const result = await lookupContext(rt.deps, {
         task,
         ...(workspace !== undefined ? { workspace } : {}),
         currentDir: canonicalWorkspace(process.cwd()),
@@ -83,9 +94,17 @@ export function registerContext(program: Command, ctx: CliContext): void {
         ...(minScore !== undefined ? { minScore } : {}),
         ...(flags.session !== undefined ? { session: flags.session } : {}),
         logContext: Boolean(flags.logContext) || envLog === "1" || envLog === "true",
+      }, {
+        measure: (r) => estimateTokens(printed(r)),
+        onTrimmed: (removed) => {
+          if (!ctx.verbose) return;
+          const ids = [...removed.relevantBullets, ...removed.antiPatterns];
+          writeStderr(`[context] --max-tokens left out ${ids.length} rule(s)${ids.length > 0 ? `: ${ids.join(", ")}` : ""} and ${removed.historySnippets} history snippet(s)`);
+        },
       });
       if (result.traumaWarning) writeStderr(traumaBanner(result.traumaWarning));
-      emit(ctx, result, () => (format === "markdown" ? renderMarkdown(result) : renderHuman(result, cli)));
+      reportTokenStats(ctx, flags, view(result));
+      emit(ctx, view(result), () => (markdown ? renderMarkdown(result, compact) : renderHuman(result, cli, compact)));
     });
 }
 
@@ -130,14 +149,41 @@ function renderBullets(lines: string[], bullets: ScoredBullet[], width: number):
 }
 
 function trimmedNote(t: NonNullable<ContextResult["trimmed"]>): string {
-  const rules = t.relevantBullets.length + t.antiPatterns.length;
+  const rules = t.relevantBullets + t.antiPatterns;
   if (t.estimatedTokens > t.maxTokens) {
     return `Over budget: ≈${t.estimatedTokens} tokens > --max-tokens ${t.maxTokens} with every rule and snippet removed (${rules} rules, ${t.historySnippets} snippets).`;
   }
   return `Trimmed to fit --max-tokens ${t.maxTokens} (≈${t.estimatedTokens} tokens): ${rules} rule${rules === 1 ? "" : "s"} and ${t.historySnippets} history snippet${t.historySnippets === 1 ? "" : "s"} left out.`;
 }
 
-export function renderHuman(r: ContextResult, cli: string): string[] {
+/** The compact human view: the rules' text with id and category, no scores, no empty sections. */
+function renderCompactHuman(r: ContextResult): string[] {
+  const width = layoutWidth();
+  const lines = [bold(`CONTEXT FOR: ${r.task}`)];
+  const cass = r.degraded?.cass;
+  if (cass) lines.push(yellow(`${icon.warning()} History unavailable (cass: ${cass.reason})${cass.suggestedFix?.[0] ? `; next: ${cass.suggestedFix[0]}` : ""}`));
+  const rules = (title: string, bullets: ScoredBullet[]) => {
+    if (bullets.length === 0) return;
+    lines.push(bold(`${title} (${bullets.length})`));
+    for (const b of bullets) {
+      const tags = [b.category, typeof b.maturity === "string" && b.maturity !== "candidate" ? b.maturity : undefined].filter(Boolean).join(", ");
+      lines.push(...wrap(`[${b.id}] (${tags}) ${b.content}${b.stale ? ` [stale: ${b.stale.reason}]` : ""}`, width, "  "));
+    }
+  };
+  rules("RULES", r.relevantBullets);
+  rules("PITFALLS", r.antiPatterns);
+  if (r.relevantBullets.length === 0 && r.antiPatterns.length === 0) lines.push("(No relevant playbook rules found)");
+  if (r.historySnippets.length > 0) {
+    lines.push(bold(`HISTORY (${r.historySnippets.length})`));
+    for (const h of r.historySnippets) lines.push(...wrap(`${h.agent} ${h.sessionPath}:${h.line_number}: ${h.snippet}`, width, "  "));
+  }
+  for (const w of r.deprecatedWarnings) lines.push(...wrap(`${icon.warning()} ${w}`, width, ""));
+  if (r.trimmed) lines.push(...wrap(trimmedNote(r.trimmed), width, "").map(dim));
+  return lines;
+}
+
+export function renderHuman(r: ContextResult, cli: string, compact = false): string[] {
+  if (compact) return renderCompactHuman(r);
   const width = layoutWidth();
   const lines = [bold(`CONTEXT FOR: ${r.task}`), divider(width)];
   if (r.semanticError) lines.push(yellow(`${icon.warning()} Semantic search unavailable, using keyword matching (${r.semanticError}).`));
@@ -173,7 +219,29 @@ export function renderHuman(r: ContextResult, cli: string): string[] {
   return lines;
 }
 
-export function renderMarkdown(r: ContextResult): string[] {
+/** Compact markdown: one line per rule, only the sections that have something. */
+function renderCompactMarkdown(r: ContextResult): string[] {
+  const rule = (b: ScoredBullet) => {
+    const tags = [b.category, typeof b.maturity === "string" && b.maturity !== "candidate" ? b.maturity : undefined].filter(Boolean).join(", ");
+    return `- **${b.id}** (${tags}): ${b.content}${b.stale ? ` _(stale: ${b.stale.reason})_` : ""}`;
+  };
+  const lines = [`# Context for: ${r.task}`];
+  if (r.relevantBullets.length > 0) lines.push("", `## Rules (${r.relevantBullets.length})`, ...r.relevantBullets.map(rule));
+  if (r.antiPatterns.length > 0) lines.push("", `## Pitfalls (${r.antiPatterns.length})`, ...r.antiPatterns.map(rule));
+  if (r.relevantBullets.length === 0 && r.antiPatterns.length === 0) lines.push("", "_No relevant rules._");
+  if (r.historySnippets.length > 0) {
+    lines.push("", `## History (${r.historySnippets.length})`);
+    for (const h of r.historySnippets) lines.push(`- ${h.agent} \`${h.sessionPath}:${h.line_number}\`: ${h.snippet}`);
+  }
+  const cass = r.degraded?.cass;
+  if (cass) lines.push("", `_History unavailable (cass: ${cass.reason})${cass.suggestedFix?.[0] ? `; next: \`${cass.suggestedFix[0]}\`` : ""}._`);
+  if (r.deprecatedWarnings.length > 0) lines.push("", "## Warnings", ...r.deprecatedWarnings.map((w) => `- ${w}`));
+  if (r.trimmed) lines.push("", `_${trimmedNote(r.trimmed)}_`);
+  return lines;
+}
+
+export function renderMarkdown(r: ContextResult, compact = false): string[] {
+  if (compact) return renderCompactMarkdown(r);
   const rule = (b: ScoredBullet) =>
     `- **${b.id}** (${b.category}/${typeof b.kind === "string" ? b.kind : "rule"}, relevance ${fixed(b.relevanceScore, 2)}, confidence ${fixed(b.effectiveScore, 2)}): ${b.content}${b.stale ? ` _(stale: ${b.stale.reason})_` : ""}`;
   const lines = [`# Context for: ${r.task}`, "", `## Playbook rules (${r.relevantBullets.length})`];

@@ -2,8 +2,9 @@ import type { Command } from "commander";
 import { doctorOperation, runOperation, type DoctorCheck, type DoctorInput, type DoctorResult } from "@cass-memory/core";
 import type { Runtime } from "@cass-memory/runtime";
 import { emit, loadLlm, type CliContext } from "../cli-context.js";
+import { beginWithFormat } from "../formats.js";
 import { bold, dim, green, icon, noEmoji, red, yellow } from "../human.js";
-import { ask, isInteractive, oneOf } from "../options.js";
+import { ask, isInteractive } from "../options.js";
 import { writeStderr } from "../output.js";
 import { VERSION } from "../version.js";
 
@@ -43,11 +44,7 @@ export function registerDoctor(program: Command, ctx: CliContext): void {
       `\nExamples:\n  ${cli} doctor\n  ${cli} doctor --json\n  ${cli} doctor --fix --dry-run\n  ${cli} doctor --fix --no-interactive\n  ${cli} doctor --fix --force --no-interactive\n  ${cli} dr --self-test\n`,
     )
     .action(async (flags: DoctorFlags) => {
-      const format = flags.format !== undefined ? flags.format.trim().toLowerCase() : undefined;
-      const json = format === "json" || format === "toon" || Boolean(flags.json);
-      ctx.begin(doctorOperation.command, json);
-      if (flags.format !== undefined) oneOf("format", flags.format, ["json", "toon"] as const);
-      if (format === "toon") writeStderr("[cm] Warning: tru binary not found, falling back to JSON output");
+      const json = beginWithFormat(ctx, doctorOperation.command, flags) !== null;
 
       const rt = await doctorRuntime(ctx);
       const fix = Boolean(flags.fix);

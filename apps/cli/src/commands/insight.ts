@@ -17,7 +17,7 @@ import {
 import { emit, run, type CliContext } from "../cli-context.js";
 import { bold, cyan, dim, divider, fixed, green, icon, layoutWidth, noEmoji, red, tildify, wrap, yellow } from "../human.js";
 import { intOption, oneOf, parseStrictInt } from "../options.js";
-import { successEnvelope, writeStderr } from "../output.js";
+import { beginWithFormat, reportTokenStats, type FormatFlags } from "../formats.js";
 
 /**
  * The insight commands (reference §1.5.3, §1.5.6–§1.5.9): `stats`, `top`, `stale`, `why` and
@@ -42,32 +42,6 @@ function emoji(symbol: string): string {
 function truncate(text: string, max: number): string {
   const flat = text.trim().replace(/\s+/g, " ");
   return flat.length > max ? `${flat.slice(0, Math.max(1, max - 1))}…` : flat;
-}
-
-interface FormatFlags {
-  json?: boolean;
-  format?: string;
-  stats?: boolean;
-}
-
-/**
- * `--format json|toon` (wins over --json) for the commands that have it. TOON needs the external
- * `tru` encoder, which this build does not use: `toon` falls back to JSON with the original's warning.
- */
-function beginWithFormat(ctx: CliContext, command: string, flags: FormatFlags): void {
-  const format = flags.format?.trim().toLowerCase();
-  ctx.begin(command, format === "json" || format === "toon" || Boolean(flags.json));
-  if (flags.format !== undefined) oneOf("format", flags.format, ["json", "toon"] as const);
-  if (format === "toon") writeStderr("[cm] Warning: tru binary not found, falling back to JSON output");
-}
-
-/** `--stats` (or TOON_STATS): the size of the JSON document in tokens (≈ max(chars/4, words)) on stderr. */
-function reportTokenStats(ctx: CliContext, flags: FormatFlags, data: unknown): void {
-  const env = process.env.TOON_STATS?.trim().toLowerCase();
-  if (!ctx.current.json || !(flags.stats || env === "1" || env === "true" || env === "yes")) return;
-  const text = JSON.stringify(successEnvelope(ctx.current.command, data, ctx.startedAt), null, 2);
-  const tokens = Math.max(Math.ceil(text.length / 4), text.split(/\s+/).filter(Boolean).length);
-  writeStderr(`[stats] JSON: ${tokens} tokens, TOON: unavailable (tru binary not found)`);
 }
 
 function scoreColour(score: number): (text: string) => string {

@@ -16,9 +16,10 @@ import {
   type PlaybookRemoveResult,
 } from "@cass-memory/core";
 import { emit, run, type CliContext } from "../cli-context.js";
+import { beginWithFormat, reportTokenStats } from "../formats.js";
 import { registerBootstrap } from "./bootstrap.js";
 import { bold, dim, fixed, green, icon, layoutWidth, tildify, wrap, yellow } from "../human.js";
-import { ask, isInteractive, oneOf, readStdin } from "../options.js";
+import { ask, isInteractive, readStdin } from "../options.js";
 import { writeStderr, writeStdout } from "../output.js";
 
 /**
@@ -59,18 +60,16 @@ function defineList(cmd: Command, ctx: CliContext, full: boolean): void {
     .option("--category <cat>", "only rules of this category (exact match)")
     .option("--all", "include deprecated rules and rules outside their validity window")
     .option("-j, --json", "output a JSON envelope");
-  if (full) cmd.option("--format <format>", "output format: json or toon");
+  if (full) cmd.option("--format <format>", "output format: json or toon (default from CM_OUTPUT_FORMAT=toon)").option("--stats", "print the JSON and TOON token counts of the output on stderr");
   cmd
     .addHelpText("after", `\nExamples:\n  ${ctx.cliName} playbook list\n  ${ctx.cliName} ls --category testing --json\n`)
-    .action(async (flags: { category?: string; all?: boolean; json?: boolean; format?: string }) => {
-      const format = flags.format !== undefined ? flags.format.trim().toLowerCase() : undefined;
-      ctx.begin(playbookListOperation.command, format === "json" || format === "toon" || Boolean(flags.json));
-      if (flags.format !== undefined) oneOf("format", flags.format, ["json", "toon"] as const);
-      if (format === "toon") writeStderr("[cm] Warning: tru binary not found, falling back to JSON output");
+    .action(async (flags: { category?: string; all?: boolean; json?: boolean; format?: string; stats?: boolean }) => {
+      beginWithFormat(ctx, playbookListOperation.command, full ? flags : { ...(flags.json ? { json: true } : {}) });
       const result = await run(ctx, playbookListOperation, {
         ...(flags.category !== undefined ? { category: flags.category } : {}),
         ...(flags.all ? { all: true } : {}),
       });
+      reportTokenStats(ctx, flags, result);
       emit(ctx, result, () => renderList(result.bullets as Bullet[], ctx.cliName));
     });
 }

@@ -17,6 +17,8 @@ import { TraumaEntrySchema, type TraumaEntry } from "../schemas/records.js";
 import { loadContextPlaybook } from "./context-playbook.js";
 import { primeConcepts, warmLexicalIndex } from "../domain/lexical-cache.js";
 import { requireNonEmpty, requirePositiveInt } from "./shared.js";
+import { fitContextToBudget, measureJson, TrimmedSchema, type TrimmedIds } from "./context-view.js";
+import { formatZodIssues } from "../operation.js";
 
 export const CONTEXT_HISTORY_TIMEOUT_MS = 8_000;
 export const SNIPPET_MAX_CHARS = 300;
@@ -85,16 +87,8 @@ export const ContextResultSchema = z.object({
   semanticMode: z.enum(["semantic", "keyword"]),
   semanticError: z.string().optional(),
   traumaWarning: z.object({ pattern: z.string(), reason: z.string(), reference: z.string() }).optional(),
-  /** Present when `maxTokens` made the result smaller: what was left out. */
-  trimmed: z
-    .object({
-      maxTokens: z.number(),
-      estimatedTokens: z.number(),
-      relevantBullets: z.array(z.string()),
-      antiPatterns: z.array(z.string()),
-      historySnippets: z.number(),
-    })
-    .optional(),
+  /** Present when `maxTokens` made the result smaller: how many of each list were left out. */
+  trimmed: TrimmedSchema.optional(),
 });
 export type ContextResult = z.output<typeof ContextResultSchema>;
 export type HistorySnippet = z.output<typeof HistorySnippetSchema>;
@@ -110,7 +104,37 @@ export const contextOperation = defineOperation({
     "Get the playbook rules, anti-patterns and past-session history relevant to a task. Call before starting work.",
   input: ContextInputSchema,
   output: ContextResultSchema,
-  async run(deps, input): Promise<ContextResult> {
+  run: (deps, input) => lookupContextParsed(deps, input, {}),
+});
+
+/** How a front end sizes what it prints, for `maxTokens` (see `fitContextToBudget`). */
+export interface ContextLookupOptions {
+  /** Tokens of the result as printed (default: its JSON text ÷ 4, as an MCP result carries it). */
+  measure?: (result: ContextResult) => number;
+  /** Receives the ids `maxTokens` removed, when it removed any (diagnostics; not in the result). */
+  onTrimmed?: (removed: TrimmedIds) => void;
+}
+
+/**
+ * `contextOperation` with the front end's own measure of the printed result: validates `rawInput`
+ * like `runOperation` does, then runs the lookup (the context log records what is returned).
+ */
+export async function lookupContext(deps: OperationDeps, rawInput: ContextInput, options: ContextLookupOptions = {}): Promise<ContextResult> {
+  const parsed = ContextInputSchema.safeParse(rawInput);
+  if (!parsed.success) {
+    throw new AppError("INVALID_INPUT", formatZodIssues(parsed.error), {
+      hint: `Run '${deps.cliName} context --help' for usage.`,
+      details: { issues: parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
+    });
+  }
+  return lookupContextParsed(deps, parsed.data, options);
+}
+
+async function lookupContextParsed(
+  deps: OperationDeps,
+  input: z.output<typeof ContextInputSchema>,
+  options: ContextLookupOptions,
+): Promise<ContextResult> {
     const task = requireNonEmpty("task", input.task, `Example: ${deps.cliName} context "fix the login bug" --json`);
     const limit = requirePositiveInt("limit", input.limit, deps.config.maxBulletsInContext);
     const historyLimit = requirePositiveInt("history", input.history, deps.config.maxHistoryInContext);
@@ -181,7 +205,10 @@ export const contextOperation = defineOperation({
       ...(semantic.error !== undefined ? { semanticError: semantic.error } : {}),
       ...(traumaWarning ? { traumaWarning } : {}),
     };
-    if (maxTokens !== undefined) trimToTokenBudget(result, maxTokens);
+    if (maxTokens !== undefined) {
+      const removed = fitContextToBudget(result, maxTokens, options.measure ?? measureJson);
+      if (removed !== null) options.onTrimmed?.(removed);
+    }
 
     if (input.logContext) {
       await logContext(deps, {
@@ -195,8 +222,7 @@ export const contextOperation = defineOperation({
       });
     }
     return result;
-  },
-});
+}
 
 /** Verification checks make a stale rule rank this much lower (its finalScore is multiplied by it). */
 export const STALE_PENALTY = 0.5;
@@ -231,48 +257,6 @@ async function applyVerifications(
     .sort((a, b) => b.bullet.finalScore - a.bullet.finalScore || a.order - b.order)
     .slice(0, limit)
     .map((entry) => entry.bullet);
-}
-
-/** Rough token count of a JSON value: about four characters per token. */
-function tokensOf(value: unknown): number {
-  return Math.ceil(JSON.stringify(value).length / 4);
-}
-
-/**
- * Makes `result` fit `maxTokens` (estimated): history snippets go first, from the last, then
- * rules and anti-patterns from the lowest final score up. Deterministic; records what it removed
- * in `result.trimmed`. When even an empty result is larger (a long task), everything is removed
- * and `estimatedTokens` says by how much the budget is exceeded.
- */
-function trimToTokenBudget(result: ContextResult, maxTokens: number): void {
-  const removed = { relevantBullets: [] as string[], antiPatterns: [] as string[], historySnippets: 0 };
-  let size = tokensOf(result);
-  if (size <= maxTokens) return;
-  // The `trimmed` report itself costs tokens too: count it while trimming.
-  const report = () => tokensOf({ trimmed: { maxTokens, estimatedTokens: size, ...removed } });
-  while (size + report() > maxTokens) {
-    const snippet = result.historySnippets.pop();
-    if (snippet !== undefined) {
-      removed.historySnippets++;
-      size -= tokensOf(snippet);
-      continue;
-    }
-    const lastRule = result.relevantBullets.at(-1);
-    const lastAnti = result.antiPatterns.at(-1);
-    if (lastRule === undefined && lastAnti === undefined) break;
-    if (lastRule === undefined || (lastAnti !== undefined && lastAnti.finalScore < lastRule.finalScore)) {
-      result.antiPatterns.pop();
-      removed.antiPatterns.push(lastAnti!.id);
-      size -= tokensOf(lastAnti);
-    } else {
-      result.relevantBullets.pop();
-      removed.relevantBullets.push(lastRule.id);
-      size -= tokensOf(lastRule);
-    }
-  }
-  result.trimmed = { maxTokens, estimatedTokens: 0, ...removed };
-  // The estimate includes its own digits: settle it (two rounds are enough for a number).
-  for (let i = 0; i < 3; i++) result.trimmed.estimatedTokens = tokensOf(result);
 }
 
 export function toSnippet(hit: HistoryHit, sanitize: (text: string) => string): HistorySnippet {
