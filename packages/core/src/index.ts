@@ -222,6 +222,7 @@ export type { ContextLookupOptions } from "./operations/context.js";
 export {
   compactContext,
   compactRule,
+  contextViewSchema,
   CompactContextSchema,
   CompactRuleSchema,
   estimateTokens,
@@ -678,3 +679,17 @@ export {
   verificationFromFlags,
 } from "./domain/verification.js";
 export type { VerificationFlags, VerificationOutcome } from "./domain/verification.js";
+export {
+  DOOM_CONTEXT_CHARS,
+  DOOM_PATTERNS,
+  DOOM_SCAN_MAX_CHARS,
+  MAX_TRAUMA_PATTERN_LENGTH,
+  TRAUMA_MATCH_MAX_CHARS,
+  TRAUMA_PATTERN_HINT,
+  assertTraumaPattern,
+  checkTraumaPattern,
+  compileTraumaRegex,
+  findTraumaMatch,
+  scanForDoomPatterns,
+} from "./domain/trauma.js";
+export type { DoomCategory, DoomMatch, DoomPattern, TraumaMatch, TraumaPatternCheck } from "./domain/trauma.js";
