@@ -62,6 +62,8 @@ export type {
   Logger,
   LogName,
   LogReadResult,
+  LogRecordUpdate,
+  LogUpdateResult,
   MutationScope,
   MutationTx,
   OperationDeps,
@@ -89,6 +91,8 @@ export {
   sortSectionKeys,
 } from "./storage/sections.js";
 export type { SectionAddress } from "./storage/sections.js";
+export { updateLogLine, updateLogText } from "./storage/log-update.js";
+export type { LogLineUpdate } from "./storage/log-update.js";
 export { migrateSections, summarizeSection, verifySections } from "./storage/migrate.js";
 export type {
   MigrateSectionsOptions,

@@ -78,6 +78,20 @@ export interface LogReadResult {
 }
 
 /**
+ * Decides the fate of one record of a log being rewritten (`Store.updateLog`): return the record
+ * itself (or undefined) to keep its line as it is, another object to replace it, or null to delete
+ * it. Changing the record in place is not noticed; return a new object.
+ */
+export type LogRecordUpdate = (record: unknown) => unknown;
+
+export interface LogUpdateResult {
+  /** Records replaced by another object. */
+  replaced: number;
+  /** Records deleted. */
+  removed: number;
+}
+
+/**
  * A caller's promise that a playbook mutation reads and changes only the bullets with these ids
  * (which it may also remove) and may append new bullets; it does not reorder bullets. A store may
  * then hand `fn` a playbook holding only those bullets and write only them — one rule's feedback
@@ -172,6 +186,13 @@ export interface Store {
 
   appendLog(layer: Layer, log: LogName, records: unknown[]): Promise<void>;
   readLog(layer: Layer, log: LogName): Promise<LogReadResult>;
+  /**
+   * Rewrites a log under its lock (trauma heal/remove): `fn` sees every record in order and keeps,
+   * replaces or deletes it (LogRecordUpdate). Lines that are not valid JSON are kept as they are and
+   * not shown to `fn`; blank lines are dropped. The log is written (atomically) only when something
+   * changed. A missing log, or the repo layer outside a repository, changes nothing.
+   */
+  updateLog(layer: Layer, log: LogName, fn: LogRecordUpdate): Promise<LogUpdateResult>;
 
   /** Custom starter playbooks in `<globalDir>/starters/` and `starters/custom/`, sorted by path. */
   readStarterFiles(): Promise<StarterFile[]>;

@@ -660,6 +660,73 @@ export function runStoreContract<S extends Store>(
       });
     });
 
+    describe("log rewriting (updateLog)", () => {
+      const trauma = (id: string, status = "active") => ({ id, pattern: `p-${id}`, status, trigger_event: { session_path: "manual-entry" } });
+
+      it("keeps, replaces and deletes records in order, per layer, and reports the counts", async () => {
+        const store = await makeStore(ctx);
+        await store.appendLog("global", "traumas", [trauma("t-1"), trauma("t-2"), trauma("t-3"), trauma("t-2")]);
+        await store.appendLog("repo", "traumas", [trauma("t-2")]);
+        const seen: unknown[] = [];
+        const result = await store.updateLog("global", "traumas", (record) => {
+          seen.push(record);
+          const r = record as { id: string };
+          if (r.id === "t-2") return { ...r, status: "healed" };
+          if (r.id === "t-3") return null;
+          return r.id === "t-1" ? record : undefined;
+        });
+        expect(result).toEqual({ replaced: 2, removed: 1 });
+        expect(seen).toHaveLength(4);
+        expect((await store.readLog("global", "traumas")).records).toEqual([trauma("t-1"), trauma("t-2", "healed"), trauma("t-2", "healed")]);
+        expect((await store.readLog("repo", "traumas")).records).toEqual([trauma("t-2")]);
+        // Appending after a rewrite still works.
+        await store.appendLog("global", "traumas", [trauma("t-4")]);
+        expect((await store.readLog("global", "traumas")).records.map((r) => (r as { id: string }).id)).toEqual(["t-1", "t-2", "t-2", "t-4"]);
+      });
+
+      it("changes nothing when fn keeps everything, when the log is missing, and outside a repository", async () => {
+        const store = await makeStore(ctx);
+        expect(await store.updateLog("global", "traumas", () => null)).toEqual({ replaced: 0, removed: 0 });
+        await store.appendLog("global", "traumas", [trauma("t-1")]);
+        expect(await store.updateLog("global", "traumas", (r) => r)).toEqual({ replaced: 0, removed: 0 });
+        expect((await store.readLog("global", "traumas")).records).toEqual([trauma("t-1")]);
+        const outsideStore = await makeStore(outside);
+        expect(await outsideStore.updateLog("repo", "traumas", () => null)).toEqual({ replaced: 0, removed: 0 });
+      });
+
+      it("deleting every record leaves an empty log that can be appended to", async () => {
+        const store = await makeStore(ctx);
+        await store.appendLog("global", "outcomes", [{ n: 1 }, { n: 2 }]);
+        expect(await store.updateLog("global", "outcomes", () => null)).toEqual({ replaced: 0, removed: 2 });
+        expect(await store.readLog("global", "outcomes")).toEqual({ records: [], malformed: 0 });
+        await store.appendLog("global", "outcomes", [{ n: 3 }]);
+        expect((await store.readLog("global", "outcomes")).records).toEqual([{ n: 3 }]);
+      });
+
+      it.skipIf(!options.appendRaw)("keeps lines that are not valid JSON, without showing them to fn", async () => {
+        const store = await makeStore(ctx);
+        await store.appendLog("global", "traumas", [trauma("t-1")]);
+        await options.appendRaw?.(ctx, "global", "traumas", "not json but kept\n", store);
+        await store.appendLog("global", "traumas", [trauma("t-2")]);
+        const seen: string[] = [];
+        const result = await store.updateLog("global", "traumas", (record) => {
+          seen.push((record as { id: string }).id);
+          return (record as { id: string }).id === "t-1" ? null : record;
+        });
+        expect(result).toEqual({ replaced: 0, removed: 1 });
+        expect(seen).toEqual(["t-1", "t-2"]);
+        expect(await store.readLog("global", "traumas")).toEqual({ records: [trauma("t-2")], malformed: 1 });
+      });
+
+      it("a second store on the same directories sees the rewrite", async () => {
+        const store = await makeStore(ctx);
+        await store.appendLog("global", "traumas", [trauma("t-1"), trauma("t-2")]);
+        await store.updateLog("global", "traumas", (r) => ((r as { id: string }).id === "t-1" ? { ...(r as object), status: "healed" } : r));
+        const other = await makeStore(ctx);
+        expect((await other.readLog("global", "traumas")).records).toEqual([trauma("t-1", "healed"), trauma("t-2")]);
+      });
+    });
+
     describe("initialize and layerStatus", () => {
       it("global: creates every expected file, then reports them as existing", async () => {
         const store = await makeStore(ctx);

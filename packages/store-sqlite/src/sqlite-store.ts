@@ -27,6 +27,7 @@ import {
   monthlyCostFile,
   parseJsonLines,
   processedLogFileName,
+  updateLogLine,
   utcMonthKey,
   validateBlockedEntries,
   validatePlaybookForWrite,
@@ -46,6 +47,8 @@ import type {
   LayerStatus,
   LogName,
   LogReadResult,
+  LogRecordUpdate,
+  LogUpdateResult,
   Logger,
   MutationTx,
   OnboardingState,
@@ -353,6 +356,33 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     const text = ldb.read((db) => linesOf(db, "SELECT line FROM logs WHERE log = ? ORDER BY seq", log), "");
     const { values, malformed } = parseJsonLines(text);
     return { records: values, malformed };
+  }
+
+  async function updateLog(layer: Layer, log: LogName, fn: LogRecordUpdate): Promise<LogUpdateResult> {
+    const ldb = dbOf(layer);
+    if (ldb === null || !ldb.exists()) return { replaced: 0, removed: 0 };
+    return ldb.write((db) => {
+      const rows = db.prepare("SELECT seq, line FROM logs WHERE log = ? ORDER BY seq").all(log) as Array<{ seq: number; line: string }>;
+      const replace = db.prepare("UPDATE logs SET line = ? WHERE seq = ?");
+      const remove = db.prepare("DELETE FROM logs WHERE seq = ?");
+      const blank: number[] = [];
+      let replaced = 0;
+      let removed = 0;
+      for (const row of rows) {
+        const update = updateLogLine(row.line, fn);
+        if (update.action === "replace") {
+          replace.run(update.line, row.seq);
+          replaced++;
+        } else if (update.action === "remove") {
+          remove.run(row.seq);
+          removed++;
+        } else if (update.action === "drop-blank") blank.push(row.seq);
+      }
+      if (replaced + removed === 0) return { replaced, removed };
+      for (const seq of blank) remove.run(seq);
+      markFile(db, LOG_FILES[log], nowIso());
+      return { replaced, removed };
+    });
   }
 
   // -------------------------------------------------------------------------------------------
@@ -665,6 +695,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     removeBlocked,
     appendLog,
     readLog,
+    updateLog,
     readStarterFiles: (): Promise<StarterFile[]> => readStarterDir(globalDir, options.parseYaml),
     mutateConfigFile: (fn) => mutateConfigJson(configPath, fn, dirLock),
     readOnboardingState,

@@ -7,6 +7,7 @@ import {
   createEmptyPlaybook,
   decodeBlockedEntries,
   defaultConfig,
+  updateLogText,
   validateBlockedEntries,
   validatePlaybookForWrite,
 } from "@cass-memory/core";
@@ -18,6 +19,8 @@ import type {
   LayerStatus,
   LogName,
   LogReadResult,
+  LogRecordUpdate,
+  LogUpdateResult,
   Logger,
   JournalEvent,
   MutationTx,
@@ -360,6 +363,28 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     return { records: values, malformed };
   }
 
+  async function updateLog(layer: Layer, log: LogName, fn: LogRecordUpdate): Promise<LogUpdateResult> {
+    const dir = layerDir(layer);
+    if (dir === null) return { replaced: 0, removed: 0 };
+    const path = join(dir, LOG_FILES[log]);
+    return withLock(
+      path,
+      async () => {
+        let text: string;
+        try {
+          text = await readFile(path, "utf8");
+        } catch (error) {
+          if (errnoOf(error) === "ENOENT") return { replaced: 0, removed: 0 };
+          throw readError(path, error);
+        }
+        const result = updateLogText(text, fn);
+        if (result.text !== null) await atomicWriteFile(path, result.text);
+        return { replaced: result.replaced, removed: result.removed };
+      },
+      lockOptions,
+    );
+  }
+
   async function layerStatus(layer: Layer): Promise<LayerStatus> {
     const expected = [...(layer === "global" ? GLOBAL_LAYER_FILES : REPO_LAYER_FILES)];
     const dir = layerDir(layer);
@@ -447,6 +472,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     readProcessedSessions: onboarding.readProcessedSessions,
     appendLog,
     readLog,
+    updateLog,
     writeDiary: learning.writeDiary,
     readDiary: learning.readDiary,
     listDiaries: learning.listDiaries,

@@ -7,6 +7,7 @@ import type { BlockedEntry, Playbook } from "../schemas/playbook.js";
 import { COST_DIR, COST_TOTAL_FILE, addCost, decodeCostTotals, monthlyCostFile } from "../domain/costs.js";
 import { checkSection, costTotalsOfText, distinctDiaries, emptySection, isCostMonth, layerSectionKeys, parseSectionKey, sectionHoldsData, sectionLayer, sortSectionKeys } from "../storage/sections.js";
 import type { StoreSection, StoreTransfer } from "../storage/transfer.js";
+import { updateLogText } from "../storage/log-update.js";
 import { DiaryEntrySchema, JournalEventSchema, type DiaryEntry, type JournalEvent, type OnboardingState, type ProcessedSession } from "../schemas/records.js";
 import {
   ONBOARDING_STATE_FILE,
@@ -866,6 +867,19 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       if (dir === null) return { records: [], malformed: 0 };
       const { values, malformed } = parseJsonLines(files.get(join(dir, LOG_FILES[log])));
       return { records: values, malformed };
+    },
+
+    updateLog(layer, log, fn) {
+      const dir = dirOf(layer);
+      if (dir === null) return Promise.resolve({ replaced: 0, removed: 0 });
+      const path = join(dir, LOG_FILES[log]);
+      return enqueue(path, async () => {
+        const text = files.get(path);
+        if (text === undefined) return { replaced: 0, removed: 0 };
+        const result = updateLogText(text, fn);
+        if (result.text !== null) files.set(path, result.text);
+        return { replaced: result.replaced, removed: result.removed };
+      });
     },
 
     async layerStatus(layer): Promise<LayerStatus> {
