@@ -82,6 +82,13 @@ const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
+/** Exits after releasing any store lock an interrupted write still holds. */
+function exitAfterLocks(code: number): void {
+  void import("@cass-memory/runtime")
+    .then(({ releaseAllLocks }) => releaseAllLocks(), () => undefined)
+    .finally(() => process.exit(code));
+}
+
 async function main(): Promise<void> {
   const parsed = parseArgs(process.argv.slice(2));
   if (parsed === "help") {
@@ -106,10 +113,10 @@ async function main(): Promise<void> {
   }
   const { runStdioServer } = await import("./stdio.js");
   const handle = await runStdioServer({ log });
-  exitOnSignals(handle.close, log);
-  // The client closing our stdin ends the session.
-  process.stdin.once("end", () => void handle.close().finally(() => process.exit(0)));
-  void handle.closed.then(() => process.exit(0));
+  exitOnSignals(() => handle.close(), log);
+  // The client closing our stdin ends the session, once what it already asked for is answered.
+  process.stdin.once("end", () => void handle.close().finally(() => exitAfterLocks(0)));
+  void handle.closed.then(() => exitAfterLocks(0));
 }
 
 main().catch(async (error: unknown) => {
