@@ -83,7 +83,9 @@ function seedTrauma(): void {
     created_at: "2026-01-01T00:00:00.000Z",
   };
   const healed = { ...entry, id: "trauma-0000beef", pattern: "^ls\\b", status: "healed" };
-  writeFileSync(join(dir, "traumas.jsonl"), `${JSON.stringify(entry)}\n${JSON.stringify(healed)}\n`);
+  // A pattern that would backtrack catastrophically is never run (core's matcher skips it).
+  const catastrophic = { ...entry, id: "trauma-0000dead", pattern: "^(a+)+$" };
+  writeFileSync(join(dir, "traumas.jsonl"), [entry, healed, catastrophic].map((e) => JSON.stringify(e)).join("\n") + "\n");
 }
 
 /** Claude Code's own settings of a user who already has hooks. */
@@ -185,6 +187,7 @@ describe("cm setup claude-code --hooks", () => {
       claudePayload("PreToolUse", { tool_name: "Bash", tool_input: { command: "git push origin main" } }),
       claudePayload("PreToolUse", { tool_name: "Bash", tool_input: { command: "ls -la" } }), // healed trauma
       claudePayload("PreToolUse", { tool_name: "Edit", tool_input: { file_path: "git push --force" } }),
+      claudePayload("PreToolUse", { tool_name: "Bash", tool_input: { command: `${"a".repeat(40)}!` } }),
     ]) {
       const r = runHook(guard, payload);
       expect(r.code).toBe(0);

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import type { Command } from "commander";
-import { contextOperation, runOperation, topOperation, TraumaEntrySchema, type ContextResult, type TraumaEntry } from "@cass-memory/core";
+import { contextOperation, findTraumaMatch, runOperation, topOperation, TraumaEntrySchema, type ContextResult, type TraumaEntry } from "@cass-memory/core";
 import type { HookAnswer, HookClient, HookEventSpec, HookRequest, HookRule, Runtime } from "@cass-memory/runtime";
 import { loadLlm, loadSqliteStore, type CliContext } from "../cli-context.js";
 import { VERSION } from "../version.js";
@@ -262,32 +262,11 @@ async function activeTraumas(rt: Runtime): Promise<TraumaEntry[]> {
   return out;
 }
 
-/** The command is checked only this far (a longer one is checked on its first part). */
-const GUARD_COMMAND_MAX_CHARS = 16_384;
-
-/**
- * A pattern that could backtrack catastrophically (a quantified group that itself contains a
- * quantifier, or a back-reference) is not run as a regex: it is matched as plain text instead.
- */
-function safeRegex(pattern: string): RegExp | null {
-  if (pattern.length > 1_000) return null;
-  if (/\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*[+*{?]/.test(pattern) || /\\[1-9]/.test(pattern)) return null;
-  try {
-    return new RegExp(pattern, "im");
-  } catch {
-    return null;
-  }
-}
-
-function traumaMatches(trauma: TraumaEntry, command: string): boolean {
-  const re = safeRegex(trauma.pattern);
-  return re !== null ? re.test(command) : command.toLowerCase().includes(trauma.pattern.toLowerCase());
-}
-
 async function shellGuard(mod: RuntimeModule, rt: Runtime, client: HookClient, event: HookEventSpec, request: HookRequest, cliName: string): Promise<HookAnswer | null> {
-  const command = (request.command ?? "").slice(0, GUARD_COMMAND_MAX_CHARS);
-  const trauma = (await activeTraumas(rt)).find((t) => traumaMatches(t, command));
-  if (trauma === undefined) return null;
+  // Core's matcher: bounded input, and invalid or catastrophic patterns are never run.
+  const match = findTraumaMatch(await activeTraumas(rt), request.command ?? "");
+  if (match === undefined) return null;
+  const trauma = match.entry;
   const reason = mod.hotStoveReason(
     {
       id: trauma.id,
