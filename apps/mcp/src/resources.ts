@@ -7,7 +7,9 @@ import {
   statsOperation,
 } from "@cass-memory/core";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerContext } from "./context.js";
+import { MCP_MAX_RESPONSE_BYTES } from "./tools.js";
 
 /** The MCP resources (reference §2.4): read-only JSON views of the memory. */
 
@@ -100,10 +102,41 @@ export function registerResources(server: McpServer, ctx: ServerContext): void {
       spec.uri,
       { title: spec.title, description: spec.description, mimeType: "application/json" },
       async (uri) => ({
-        contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(await spec.read(ctx)) }],
+        contents: [{ uri: uri.href, mimeType: "application/json", text: cappedText(spec.uri, await spec.read(ctx)) }],
       }),
     );
   }
+}
+
+const size = (text: string) => Buffer.byteLength(text, "utf8");
+
+/**
+ * A resource's JSON text within the response limit. A playbook over it keeps its first rules that
+ * fit and says so in `truncated` (the tools read single rules); anything else over it is an error.
+ */
+export function cappedText(uri: string, value: unknown, limit = MCP_MAX_RESPONSE_BYTES): string {
+  const text = JSON.stringify(value);
+  if (size(text) <= limit) return text;
+  const bullets = (value as { bullets?: unknown } | null)?.bullets;
+  if (Array.isArray(bullets)) {
+    const total = bullets.length;
+    const cut = (k: number) =>
+      JSON.stringify({
+        ...(value as object),
+        bullets: bullets.slice(0, k),
+        truncated: { total, returned: k, limitBytes: limit, hint: "Use cm_context or memory_search for the rules of a task; `cm playbook export` gives the whole playbook." },
+      });
+    let lo = 0;
+    let hi = total;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (size(cut(mid)) <= limit) lo = mid;
+      else hi = mid - 1;
+    }
+    const result = cut(lo);
+    if (size(result) <= limit) return result;
+  }
+  throw new McpError(ErrorCode.InvalidRequest, `${uri} is ${Math.ceil(size(text) / 1024)} KiB, over the ${limit / 1024} KiB limit of a response.`);
 }
 
 export function resourceUris(): string[] {

@@ -1,5 +1,11 @@
 import {
+  AppError,
+  compactContext,
   contextOperation,
+  ContextResultSchema,
+  contextViewSchema,
+  lookupContext,
+  measureJson,
   historyOperation,
   markOperation,
   memorySearchOperation,
@@ -9,6 +15,7 @@ import {
   runOperation,
   toAppError,
   type Operation,
+  type OperationDeps,
 } from "@cass-memory/core";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
@@ -46,13 +53,35 @@ export interface ToolSpec {
   admission?: boolean | ((input: Args) => boolean);
   /** The operation needs the learning components (`deps.learning`). */
   learning?: boolean;
+  /** Arguments offered to clients besides the operation's input fields (read by `run`, not passed as input). */
+  extraArgs?: Record<string, z.ZodType>;
+  /** Runs the tool instead of `runOperation`: gets the operation input and the caller's arguments. */
+  run?: (deps: OperationDeps, input: Args, args: Args) => Promise<Record<string, unknown>>;
+  /** Output schema advertised instead of the operation's (when `run` returns another shape). */
+  output?: z.ZodObject;
 }
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 const ADDITIVE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;
 
-/** Default `maxTokens` of `cm_context`: keeps results well under clients' tool-output caps. */
-export const CONTEXT_DEFAULT_MAX_TOKENS = 6000;
+/** Default `maxTokens` of `cm_context` (compact view): about 30 rules, well under clients' tool-output caps. */
+export const CONTEXT_DEFAULT_MAX_TOKENS = 3000;
+/** Default `maxTokens` of `cm_context` with `full: true` (a full rule record is ≈ 5 times a compact one). */
+export const CONTEXT_FULL_DEFAULT_MAX_TOKENS = 6000;
+/** The largest text any tool result may carry (bytes of its JSON); larger results are refused. */
+export const MCP_MAX_RESPONSE_BYTES = 256 * 1024;
+
+/**
+ * `cm_context`: the compact view by default, trimmed to its budget as the client receives it
+ * (the JSON text); `full: true` gives the operation's own result (the `cm context --json` data).
+ */
+async function runContextTool(deps: OperationDeps, input: Args, args: Args): Promise<Record<string, unknown>> {
+  const full = args.full === true;
+  const withBudget = { ...input, maxTokens: input.maxTokens ?? (full ? CONTEXT_FULL_DEFAULT_MAX_TOKENS : CONTEXT_DEFAULT_MAX_TOKENS) };
+  if (full) return lookupContext(deps, withBudget as never);
+  const result = await lookupContext(deps, withBudget as never, { measure: (r) => measureJson(compactContext(r)) });
+  return compactContext(result);
+}
 /** Default `maxSessions` of `memory_reflect` (the original MCP tool's). */
 export const REFLECT_DEFAULT_MAX_SESSIONS = 20;
 
@@ -63,19 +92,23 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     annotations: READ_ONLY,
     aliases: { top: "limit" },
     omit: ["currentDir"],
+    extraArgs: { full: z.boolean().optional() },
+    run: runContextTool,
+    output: contextViewSchema(ContextResultSchema),
     describe: {
+      full: "Return full rule records (every field, feedback history, reasoning) instead of the compact view; default false.",
       task: "What you are about to do, in a sentence.",
       workspace: "Workspace path for workspace-scoped rules and history (default: the server's working directory).",
       limit: "Maximum number of rules (default: config maxBulletsInContext).",
       top: "Deprecated alias of limit.",
       history: "Maximum number of history snippets.",
       days: "History lookback in days.",
-      maxTokens: `Trim the result to about this many tokens, lowest ranked first (default ${CONTEXT_DEFAULT_MAX_TOKENS}).`,
+      maxTokens: `Fit the result's JSON text into about this many tokens (≈ 4 characters each), lowest ranked first (default ${CONTEXT_DEFAULT_MAX_TOKENS}; ${CONTEXT_FULL_DEFAULT_MAX_TOKENS} with full).`,
       noHistory: "Skip the session-history search.",
       logContext: "Record this lookup in the context log (used by outcome backfilling).",
       session: "Session id recorded in the context log.",
     },
-    defaults: (ctx) => ({ workspace: ctx.cwd, maxTokens: CONTEXT_DEFAULT_MAX_TOKENS }),
+    defaults: (ctx) => ({ workspace: ctx.cwd }),
     admission: true,
   },
   {
@@ -182,6 +215,7 @@ export function advertisedInputSchema(spec: ToolSpec): z.ZodObject {
     if (target === undefined) throw new Error(`${name}: alias ${alias} names unknown field ${field}`);
     put(alias, target);
   }
+  for (const [arg, schema] of Object.entries(spec.extraArgs ?? {})) put(arg, schema);
   return z.object(out);
 }
 
@@ -190,7 +224,7 @@ export function operationInput(spec: ToolSpec, args: Args, ctx: ServerContext): 
   const input: Args = {};
   const aliases = spec.aliases ?? {};
   for (const [arg, value] of Object.entries(args)) {
-    if (value === undefined || arg in aliases) continue;
+    if (value === undefined || arg in aliases || (spec.extraArgs !== undefined && arg in spec.extraArgs)) continue;
     input[spec.rename?.[arg] ?? arg] = value;
   }
   for (const [alias, field] of Object.entries(aliases)) {
@@ -225,10 +259,18 @@ export async function callOperationTool(spec: ToolSpec, ctx: ServerContext, args
   try {
     const input = operationInput(spec, args, ctx);
     const deps = spec.learning ? { ...ctx.deps, learning: await ctx.runtime.learning() } : ctx.deps;
-    const run = () => runOperation(spec.operation, deps, input);
+    const run = () => (spec.run !== undefined ? spec.run(deps, input, args) : runOperation(spec.operation, deps, input));
     const limited = typeof spec.admission === "function" ? spec.admission(input) : Boolean(spec.admission);
     const data = (await (limited ? ctx.admission.run(run) : run())) as Record<string, unknown>;
-    return { content: [{ type: "text", text: JSON.stringify(data) }], structuredContent: data };
+    const text = JSON.stringify(data);
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes > MCP_MAX_RESPONSE_BYTES) {
+      throw new AppError("INVALID_INPUT", `The result of ${toolName(spec)} is ${Math.ceil(bytes / 1024)} KiB, over the ${MCP_MAX_RESPONSE_BYTES / 1024} KiB limit of a tool result; nothing was returned.`, {
+        hint: "Ask for less: a lower limit or maxTokens, a narrower query or a shorter time range.",
+        details: { limitBytes: MCP_MAX_RESPONSE_BYTES, bytes },
+      });
+    }
+    return { content: [{ type: "text", text }], structuredContent: data };
   } catch (error) {
     const payload = errorPayload(error);
     if (payload.error.code === "INTERNAL_ERROR") {
@@ -254,7 +296,7 @@ function compiledTools(): CompiledTool[] {
     spec,
     name: toolName(spec),
     input: advertisedInputSchema(spec),
-    output: spec.operation.output instanceof z.ZodObject ? spec.operation.output : undefined,
+    output: spec.output ?? (spec.operation.output instanceof z.ZodObject ? spec.operation.output : undefined),
   }));
   return compiled;
 }

@@ -1,10 +1,10 @@
-import { contextOperation, memorySearchOperation, runOperation } from "@cass-memory/core";
+import { compactContext, contextOperation, memorySearchOperation, runOperation } from "@cass-memory/core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createCmMcpServer } from "../src/server.js";
 import { createServerContext, type ServerContext } from "../src/context.js";
-import { CONTEXT_DEFAULT_MAX_TOKENS, TOOL_SPECS, advertisedInputSchema, operationInput } from "../src/tools.js";
+import { CONTEXT_DEFAULT_MAX_TOKENS, CONTEXT_FULL_DEFAULT_MAX_TOKENS, TOOL_SPECS, advertisedInputSchema, operationInput } from "../src/tools.js";
 import { SEED_BULLETS, exerciseEverything, failure, ok, seedPlaybook, tempHome, testEnv } from "./helpers.js";
 
 let home: string;
@@ -38,13 +38,17 @@ describe("MCP server (in-memory transport)", () => {
     await exerciseEverything(client);
   });
 
-  it("gives cm_context the same structured result as the operation run directly", async () => {
+  it("gives cm_context the compact view of the operation's result, and the operation's own result with full: true", async () => {
     await connect();
     const task = "run the prisma migration and install with pnpm";
     const viaTool = ok(await client.callTool({ name: "cm_context", arguments: { task, limit: 5 } }));
-    const direct = await runOperation(contextOperation, ctx.runtime.deps, { task, limit: 5, workspace: home, maxTokens: CONTEXT_DEFAULT_MAX_TOKENS });
-    expect(viaTool).toEqual(JSON.parse(JSON.stringify(direct)));
+    const direct = await runOperation(contextOperation, ctx.runtime.deps, { task, limit: 5, workspace: home, maxTokens: CONTEXT_FULL_DEFAULT_MAX_TOKENS });
+    expect(viaTool).toEqual(JSON.parse(JSON.stringify(compactContext(direct))));
     expect(viaTool.relevantBullets.length + viaTool.antiPatterns.length).toBeGreaterThan(1);
+    expect(viaTool.relevantBullets[0].feedbackEvents).toBeUndefined();
+    const full = ok(await client.callTool({ name: "cm_context", arguments: { task, limit: 5, full: true } }));
+    expect(full).toEqual(JSON.parse(JSON.stringify(direct)));
+    expect(full.relevantBullets[0].feedbackEvents).toEqual([]);
 
     const search = ok(await client.callTool({ name: "memory_search", arguments: { query: "pnpm", scope: "playbook" } }));
     expect(search).toEqual(await runOperation(memorySearchOperation, ctx.runtime.deps, { query: "pnpm", scope: "playbook" }));
@@ -59,13 +63,18 @@ describe("MCP server (in-memory transport)", () => {
     expect(both.relevantBullets.length + both.antiPatterns.length).toBe(3);
   });
 
-  it("trims cm_context to the default token budget unless the caller sets one", async () => {
+  it("trims cm_context to the default token budget of its view unless the caller sets one", async () => {
     const long = "deploy the service with the release checklist and verify the health endpoint afterwards ".repeat(6);
     await seedPlaybook(home, Array.from({ length: 120 }, (_, i) => ({ id: `b-long-${i}`, content: `${long} (${i})`, category: "deploy" })));
     await connect();
     const trimmed = ok(await client.callTool({ name: "cm_context", arguments: { task: "deploy the service", limit: 100 } }));
-    expect(trimmed.trimmed).toMatchObject({ maxTokens: CONTEXT_DEFAULT_MAX_TOKENS });
+    expect(trimmed.trimmed).toMatchObject({ maxTokens: CONTEXT_DEFAULT_MAX_TOKENS, estimatedTokens: Math.ceil(JSON.stringify(trimmed).length / 4) });
     expect(JSON.stringify(trimmed).length / 4).toBeLessThanOrEqual(CONTEXT_DEFAULT_MAX_TOKENS);
+    expect(trimmed.relevantBullets.length + trimmed.trimmed.relevantBullets).toBe(100);
+    const full = ok(await client.callTool({ name: "cm_context", arguments: { task: "deploy the service", limit: 100, full: true } }));
+    expect(full.trimmed).toMatchObject({ maxTokens: CONTEXT_FULL_DEFAULT_MAX_TOKENS });
+    expect(JSON.stringify(full).length / 4).toBeLessThanOrEqual(CONTEXT_FULL_DEFAULT_MAX_TOKENS);
+    expect(full.relevantBullets[0].createdAt).toBeDefined();
     const larger = ok(await client.callTool({ name: "cm_context", arguments: { task: "deploy the service", limit: 100, maxTokens: 100_000 } }));
     expect(larger.trimmed).toBeUndefined();
     expect(larger.relevantBullets.length).toBeGreaterThan(trimmed.relevantBullets.length);
@@ -113,7 +122,8 @@ describe("MCP server (in-memory transport)", () => {
     // A field that is not offered is not passed through either.
     const spec = TOOL_SPECS.find((s) => s.operation.name === "memory_remember")!;
     expect(Object.keys(advertisedInputSchema(spec).shape)).not.toContain("batch");
-    expect(operationInput(TOOL_SPECS[0]!, { task: "t", top: 2 }, ctx)).toEqual({ task: "t", limit: 2, workspace: home, maxTokens: CONTEXT_DEFAULT_MAX_TOKENS });
+    expect(operationInput(TOOL_SPECS[0]!, { task: "t", top: 2, full: true }, ctx)).toEqual({ task: "t", limit: 2, workspace: home });
+    expect(props("cm_context")).toContain("full");
   });
 
   it("reports history-search busy errors as retryable tool errors", async () => {

@@ -241,3 +241,19 @@ export function fitContextToBudget(
 export function measureJson(value: unknown): number {
   return estimateTokens(JSON.stringify(value));
 }
+
+/**
+ * Either view of a context result, key by key (an object schema, as MCP tool output schemas must
+ * be): what `cm_context` returns, compact by default or full on request.
+ */
+export function contextViewSchema(full: z.ZodObject): z.ZodObject {
+  const a = full.shape as Record<string, z.ZodType>;
+  const b = CompactContextSchema.shape as Record<string, z.ZodType>;
+  const shape: Record<string, z.ZodType> = {};
+  for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const x = a[key];
+    const y = b[key];
+    shape[key] = x !== undefined && y !== undefined ? z.union([x, y]) : (x ?? y)!.optional();
+  }
+  return z.object(shape);
+}

@@ -19,6 +19,7 @@ import { primeConcepts, warmLexicalIndex } from "../domain/lexical-cache.js";
 import { requireNonEmpty, requirePositiveInt } from "./shared.js";
 import { fitContextToBudget, measureJson, TrimmedSchema, type TrimmedIds } from "./context-view.js";
 import { formatZodIssues } from "../operation.js";
+import { requireWithinLimit } from "../domain/input-limits.js";
 
 export const CONTEXT_HISTORY_TIMEOUT_MS = 8_000;
 export const SNIPPET_MAX_CHARS = 300;
@@ -136,6 +137,7 @@ async function lookupContextParsed(
   options: ContextLookupOptions,
 ): Promise<ContextResult> {
     const task = requireNonEmpty("task", input.task, `Example: ${deps.cliName} context "fix the login bug" --json`);
+    requireWithinLimit("task", task, "taskBytes", deps.config, "Describe the task in a sentence or two; leave file contents and logs out.");
     const limit = requirePositiveInt("limit", input.limit, deps.config.maxBulletsInContext);
     const historyLimit = requirePositiveInt("history", input.history, deps.config.maxHistoryInContext);
     const days = requirePositiveInt("days", input.days, deps.config.sessionLookbackDays);

@@ -5,6 +5,7 @@ import { getEffectiveScore } from "../domain/scoring.js";
 import { defineOperation } from "../operation.js";
 import { MATURITIES } from "../schemas/playbook.js";
 import { locateBullet, requireBulletIndex, requireNonEmpty, mutatePlaybookJournaled } from "./shared.js";
+import { requireWithinLimit } from "../domain/input-limits.js";
 
 export const MarkInputSchema = z.object({
   bulletId: z.string(),
@@ -35,6 +36,7 @@ export const markOperation = defineOperation({
   output: MarkResultSchema,
   async run(deps, input): Promise<MarkResult> {
     const bulletId = requireNonEmpty("bulletId", input.bulletId);
+    requireWithinLimit("reason", input.reason, "reasonBytes", deps.config, "Give the reason in a sentence.");
     if (Boolean(input.helpful) === Boolean(input.harmful)) {
       throw new AppError("MISSING_REQUIRED", "Must specify exactly one of --helpful or --harmful", {
         hint: `${deps.cliName} mark ${bulletId} --helpful`,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { requireWithinLimit } from "../domain/input-limits.js";
 import { compileSanitizer } from "../domain/sanitize.js";
 import { AppError } from "../errors.js";
 import { defineOperation } from "../operation.js";
@@ -76,6 +77,7 @@ export const memorySearchOperation = defineOperation({
   output: MemorySearchResultSchema,
   async run(deps, input): Promise<MemorySearchResult> {
     const query = requireNonEmpty("query", input.query);
+    requireWithinLimit("query", query, "queryBytes", deps.config, "Search for a few words.");
     const scope = parseScope(input.scope);
     const limit = requirePositiveInt("limit", input.limit, MEMORY_SEARCH_DEFAULT_LIMIT);
     if (limit > MEMORY_SEARCH_MAX_LIMIT) {

@@ -8,6 +8,7 @@ import { EvidenceSchema, VerificationSchema, type Bullet, type Evidence, type Ve
 import { BulletOutputSchema } from "./playbook-list.js";
 import { mutatePlaybookJournaled } from "./shared.js";
 import { recordSessionRules } from "./onboard.js";
+import { inputLimitsOf, overLimitMessage, requireWithinLimit, utf8Bytes } from "../domain/input-limits.js";
 
 export const PlaybookAddInputSchema = z.object({
   content: z.string().optional(),
@@ -146,6 +147,7 @@ async function addRules(
       hint: `cd into a git repository, or drop --repo to add to the global playbook`,
     });
   }
+  requireWithinLimit("category", input.category, "categoryBytes", deps.config, "Use a short category name (testing, git, security).");
   if (input.batch) return addBatch(deps, input.batch, input.category, input.session, layer, targetPath);
 
   const content = input.content?.trim() ?? "";
@@ -155,6 +157,7 @@ async function addRules(
       details: { missing: "content", usage: `${deps.cliName} ${verb} <content> [--file <path>]` },
     });
   }
+  requireWithinLimit("content", content, "ruleBytes", deps.config, "A rule is one imperative sentence or a short paragraph; split longer advice into several rules.");
   const bullet = { ...makeManualBullet(deps, content, input.category, input.session), ...provenanceOf(deps, input) };
   await mutatePlaybookJournaled(deps, layer, { operation: "add", ...(input.session ? { source: input.session } : {}) }, (playbook) => {
     playbook.bullets.push(bullet);
@@ -193,6 +196,16 @@ function makeManualBullet(deps: OperationDeps, content: string, category: string
     },
     { config: deps.config, now: deps.clock.now(), ids: deps.ids },
   );
+}
+
+/** A batch item over the content or category limit: the failure text, else null. */
+function overLimitFailure(deps: OperationDeps, content: string, category: string | undefined): string | null {
+  const limits = inputLimitsOf(deps.config);
+  const contentBytes = utf8Bytes(content);
+  if (contentBytes > limits.ruleBytes) return `${overLimitMessage("content", contentBytes, limits.ruleBytes)} (config inputLimits.ruleBytes)`;
+  const categoryBytes = category === undefined ? 0 : utf8Bytes(category);
+  if (categoryBytes > limits.categoryBytes) return `${overLimitMessage("category", categoryBytes, limits.categoryBytes)} (config inputLimits.categoryBytes)`;
+  return null;
 }
 
 async function addBatch(
@@ -235,6 +248,11 @@ async function addBatch(
     if (!parsed.success) {
       const content = typeof (item as { content?: unknown })?.content === "string" ? (item as { content: string }).content : JSON.stringify(item);
       fail(content ?? "[item]", parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; "));
+      continue;
+    }
+    const over = overLimitFailure(deps, parsed.data.content, parsed.data.category);
+    if (over !== null) {
+      fail(parsed.data.content.slice(0, 200), over);
       continue;
     }
     bullets.push(makeManualBullet(deps, parsed.data.content, parsed.data.category ?? defaultCategory, session));

@@ -80,6 +80,20 @@ export const ConfigSchema = z.looseObject({
   dedupSimilarityThreshold: z.number().default(0.85),
   pruneHarmfulThreshold: z.number().default(3),
   defaultDecayHalfLife: z.number().default(90),
+  /**
+   * Beyond the original: the largest inputs operations accept, in bytes of UTF-8 (task, rule text,
+   * category, feedback reason, search query); larger ones fail with INVALID_INPUT. Defaults in
+   * `DEFAULT_INPUT_LIMITS` (8 KiB, 4 KiB, 128, 2 KiB, 2 KiB).
+   */
+  inputLimits: z
+    .looseObject({
+      taskBytes: positiveInt.optional(),
+      ruleBytes: positiveInt.optional(),
+      categoryBytes: positiveInt.optional(),
+      reasonBytes: positiveInt.optional(),
+      queryBytes: positiveInt.optional(),
+    })
+    .optional(),
   maxBulletsInContext: z.number().default(50),
   maxHistoryInContext: z.number().default(10),
   sessionLookbackDays: z.number().default(7),
