@@ -260,6 +260,22 @@ export { diaryOperation } from "./operations/diary.js";
 export type { DiaryResult } from "./operations/diary.js";
 export { AUDIT_CONCURRENCY, DEFAULT_AUDIT_SESSIONS, auditOperation } from "./operations/audit.js";
 export type { AuditResult } from "./operations/audit.js";
+export {
+  MAX_TRAUMA_IMPORT_CHARS,
+  MAX_TRAUMA_IMPORT_LINES,
+  MAX_TRAUMA_MESSAGE_LENGTH,
+  TRAUMA_LOG_FILE,
+  TRAUMA_SCAN_QUERY,
+  TRAUMA_SCAN_SEARCH_LIMIT,
+  loadTraumas,
+  traumaAddOperation,
+  traumaHealOperation,
+  traumaImportOperation,
+  traumaListOperation,
+  traumaRemoveOperation,
+  traumaScanOperation,
+} from "./operations/trauma.js";
+export type { TraumaAddResult, TraumaHealResult, TraumaImportResult, TraumaListResult, TraumaRemoveResult, TraumaScanResult } from "./operations/trauma.js";
 export { createDeterministicComponents, resolveLearning } from "./learning/fallback.js";
 export type { DeterministicComponents, FallbackRecord, ResolvedLearning } from "./learning/fallback.js";
 export { MAX_TRANSCRIPT_CHARS, MIN_TRANSCRIPT_CHARS, diaryEntryFromDraft, diaryIdFor, loadTranscript, truncateMiddle, writeDiaryEntry } from "./learning/session.js";
@@ -695,7 +711,9 @@ export {
   assertTraumaPattern,
   checkTraumaPattern,
   compileTraumaRegex,
+  extractShellCommands,
   findTraumaMatch,
   scanForDoomPatterns,
+  splitShellCommand,
 } from "./domain/trauma.js";
 export type { DoomCategory, DoomMatch, DoomPattern, TraumaMatch, TraumaPatternCheck } from "./domain/trauma.js";

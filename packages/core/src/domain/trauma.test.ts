@@ -9,8 +9,10 @@ import {
   assertTraumaPattern,
   checkTraumaPattern,
   compileTraumaRegex,
+  extractShellCommands,
   findTraumaMatch,
   scanForDoomPatterns,
+  splitShellCommand,
 } from "./trauma.js";
 
 /** Patterns known to backtrack catastrophically (exponentially or as n^3 and worse). */
@@ -187,6 +189,16 @@ describe("scanForDoomPatterns", () => {
     expect(rm.context).toContain("sorry");
     expect(rm.context.length).toBeLessThanOrEqual(rm.evidence.length + 200);
     expect(scanForDoomPatterns("all good here")).toEqual([]);
+  });
+
+  it("finds commands inside tool calls, split at && and ; (so ^-anchored patterns match)", () => {
+    const text = `[assistant] cleaning up\n[tool: Bash] {"command":"cd /srv && sudo rm -rf /var/lib/app; echo \\"done\\"","description":"clean"}`;
+    expect(extractShellCommands(text)).toEqual(['cd /srv && sudo rm -rf /var/lib/app; echo "done"']);
+    expect(splitShellCommand('cd /srv && sudo rm -rf /var/lib/app; echo "done"')).toEqual(["cd /srv", "rm -rf /var/lib/app", 'echo "done"']);
+    const found = scanForDoomPatterns(text);
+    const rm = found.find((f) => f.description === "Recursive deletion of system directories");
+    expect(rm?.evidence).toBe("rm -rf /var");
+    expect(rm?.context).toBe('Executed: cd /srv && sudo rm -rf /var/lib/app; echo "done"');
   });
 });
 

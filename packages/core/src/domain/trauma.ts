@@ -676,30 +676,77 @@ export interface DoomMatch {
   category: DoomCategory;
   /** The matched text. */
   evidence: string;
-  /** Up to DOOM_CONTEXT_CHARS characters either side of the match, trimmed. */
+  /**
+   * Up to DOOM_CONTEXT_CHARS characters either side of the match, trimmed; for a command found in
+   * a tool call, `Executed: <the whole command>` (at most 500 characters).
+   */
   context: string;
-  index: number;
+}
+
+/** At most this many shell commands are taken from one text. */
+const MAX_COMMANDS = 5_000;
+const COMMAND_FIELD = /"(?:command|cmd|CommandLine|commandLine)"\s*:\s*"((?:[^"\\]|\\.){1,20000})"/g;
+
+/**
+ * The shell commands written in tool calls of a session text (`"command": "…"` fields of the
+ * arguments, as session readers render them), JSON-unescaped.
+ */
+export function extractShellCommands(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(COMMAND_FIELD)) {
+    try {
+      out.push(JSON.parse(`"${m[1]}"`) as string);
+    } catch {
+      out.push(m[1]!);
+    }
+    if (out.length >= MAX_COMMANDS) break;
+  }
+  return out;
+}
+
+/**
+ * The simple commands of a shell command line (split at newlines, `&&`, `||`, `;` and `|`, with a
+ * leading `(`/`{` and `sudo`/`exec`/`time`/`nohup`/`command` removed), so that `^`-anchored
+ * patterns see `cd x && rm -rf /`'s `rm`. A heuristic: quoting is not honoured.
+ */
+export function splitShellCommand(command: string): string[] {
+  return command
+    .split(/\r?\n|&&|\|\||;|\|/)
+    .map((s) => s.trim().replace(/^[({]\s*/, "").replace(/^(?:sudo|exec|time|nohup|command)\s+/, "").trim())
+    .filter((s) => s !== "");
 }
 
 const doomRegexes = DOOM_PATTERNS.map((d) => ({ ...d, regex: new RegExp(d.pattern, "im") }));
 
-/** Every built-in DOOM pattern that matches `text` (its first DOOM_SCAN_MAX_CHARS characters), first match each. */
+/**
+ * Every built-in DOOM pattern found in a session text (its first DOOM_SCAN_MAX_CHARS characters),
+ * at most once each: first in the commands of its tool calls, else anywhere in the text.
+ */
 export function scanForDoomPatterns(text: string): DoomMatch[] {
   const bounded = text.length > DOOM_SCAN_MAX_CHARS ? text.slice(0, DOOM_SCAN_MAX_CHARS) : text;
+  const segments = extractShellCommands(bounded).flatMap((command) =>
+    splitShellCommand(command.length > TRAUMA_MATCH_MAX_CHARS ? command.slice(0, TRAUMA_MATCH_MAX_CHARS) : command).map((segment) => ({ command, segment })),
+  );
   const found: DoomMatch[] = [];
   for (const d of doomRegexes) {
-    const m = d.regex.exec(bounded);
-    if (m === null) continue;
-    const start = Math.max(0, m.index - DOOM_CONTEXT_CHARS);
-    const end = Math.min(bounded.length, m.index + m[0].length + DOOM_CONTEXT_CHARS);
-    found.push({
-      pattern: d.pattern,
-      description: d.description,
-      category: d.category,
-      evidence: m[0],
-      context: bounded.slice(start, end).trim(),
-      index: m.index,
-    });
+    const base = { pattern: d.pattern, description: d.description, category: d.category };
+    let hit: DoomMatch | undefined;
+    for (const { command, segment } of segments) {
+      const m = d.regex.exec(segment);
+      if (m === null) continue;
+      const full = command.trim();
+      hit = { ...base, evidence: m[0], context: `Executed: ${full.length > 500 ? `${full.slice(0, 500)}…` : full}` };
+      break;
+    }
+    if (hit === undefined) {
+      const m = d.regex.exec(bounded);
+      if (m !== null) {
+        const start = Math.max(0, m.index - DOOM_CONTEXT_CHARS);
+        const end = Math.min(bounded.length, m.index + m[0].length + DOOM_CONTEXT_CHARS);
+        hit = { ...base, evidence: m[0], context: bounded.slice(start, end).trim() };
+      }
+    }
+    if (hit !== undefined) found.push(hit);
   }
   return found;
 }

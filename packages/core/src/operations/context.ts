@@ -14,6 +14,7 @@ import { defineOperation } from "../operation.js";
 import type { DegradedInfo, HistoryHit, OperationDeps } from "../ports.js";
 import { isActiveBullet, isAntiPattern, type DeprecatedPattern } from "../schemas/playbook.js";
 import { TraumaEntrySchema, type TraumaEntry } from "../schemas/records.js";
+import { findTraumaMatch } from "../domain/trauma.js";
 import { loadContextPlaybook } from "./context-playbook.js";
 import { primeConcepts, warmLexicalIndex } from "../domain/lexical-cache.js";
 import { requireNonEmpty, requirePositiveInt } from "./shared.js";
@@ -285,36 +286,31 @@ function historyPatternWarnings(snippets: HistorySnippet[], patterns: Deprecated
   return warnings;
 }
 
-/** An active trauma whose pattern matches the task (case-insensitive), global before repo. */
+/**
+ * The first active trauma whose pattern matches the task (case-insensitive, first 16 KiB of the
+ * task), global before repo. Invalid and unsafe patterns are skipped, never run (domain/trauma.ts).
+ */
 async function findTraumaWarning(
   deps: OperationDeps,
   task: string,
 ): Promise<{ pattern: string; reason: string; reference: string } | undefined> {
   const layers = deps.store.locations.repoDir !== null ? (["global", "repo"] as const) : (["global"] as const);
-  for (const layer of layers) {
-    const { records } = await deps.store.readLog(layer, "traumas");
+  const logs = await Promise.all(layers.map((layer) => deps.store.readLog(layer, "traumas")));
+  const entries: TraumaEntry[] = [];
+  for (const { records } of logs) {
     for (const raw of records) {
       const parsed = TraumaEntrySchema.safeParse(raw);
-      if (!parsed.success || parsed.data.status !== "active") continue;
-      if (matchesPattern(parsed.data, task)) {
-        const t = parsed.data;
-        return {
-          pattern: t.pattern,
-          reason: t.trigger_event.human_message ?? `${t.severity} incident`,
-          reference: t.trigger_event.session_path,
-        };
-      }
+      if (parsed.success) entries.push(parsed.data);
     }
   }
-  return undefined;
-}
-
-function matchesPattern(trauma: TraumaEntry, task: string): boolean {
-  try {
-    return new RegExp(trauma.pattern, "i").test(task);
-  } catch {
-    return task.toLowerCase().includes(trauma.pattern.toLowerCase());
-  }
+  const found = findTraumaMatch(entries, task);
+  if (found === undefined) return undefined;
+  const t = found.entry;
+  return {
+    pattern: t.pattern,
+    reason: t.trigger_event.human_message ?? `${t.severity} incident`,
+    reference: t.trigger_event.session_path,
+  };
 }
 
 /** Context logs go to the repo's `.cass/` when it exists, else the global dir (reference §4.7). */

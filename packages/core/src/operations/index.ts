@@ -47,6 +47,7 @@ import { reflectOperation } from "./reflect.js";
 import { diaryOperation } from "./diary.js";
 import { auditOperation } from "./audit.js";
 import { memorySearchOperation } from "./memory-search.js";
+import { traumaAddOperation, traumaHealOperation, traumaImportOperation, traumaListOperation, traumaRemoveOperation, traumaScanOperation } from "./trauma.js";
 
 /** Every operation, for front ends that register them mechanically (the MCP server). */
 export const operations = [
@@ -97,4 +98,10 @@ export const operations = [
   usageOperation,
   validateOperation,
   memorySearchOperation,
+  traumaListOperation,
+  traumaAddOperation,
+  traumaHealOperation,
+  traumaRemoveOperation,
+  traumaImportOperation,
+  traumaScanOperation,
 ] as const;
