@@ -186,3 +186,28 @@ describe("cm context --max-tokens counts what is printed", () => {
     expect(verbose.stderr).toMatch(/\[context\] --max-tokens left out \d+ rule\(s\): b-bench/);
   });
 });
+
+describe("input limits on the CLI", () => {
+  it("an oversized task or rule is INVALID_INPUT, exit 2, naming the limit; config inputLimits changes it", () => {
+    const task = run(["context", "deploy ".repeat(1300), "--json"]);
+    if (task.code !== 2) throw new Error(task.stdout + task.stderr);
+    expect(task.code).toBe(2);
+    expect(task.json().error).toMatchObject({ code: "INVALID_INPUT", message: "task is 8.9 KiB, over the limit of 8 KiB.", details: { configKey: "inputLimits.taskBytes" } });
+    expect(task.json().error.hint).toContain("inputLimits.taskBytes");
+    const human = run(["remember", "Always ".repeat(700)]);
+    expect(human.code).toBe(2);
+    expect(human.stderr).toContain("cm: error: content is 4.8 KiB, over the limit of 4 KiB.");
+    expect(human.stderr).toContain("Hint: A rule is one imperative sentence");
+
+    const configPath = join(home, ".cass-memory", "config.json");
+    writeFileSync(configPath, JSON.stringify({ inputLimits: { taskBytes: 32 } }));
+    try {
+      const small = run(["context", "a task description longer than thirty-two bytes", "--json"]);
+      expect(small.code).toBe(2);
+      expect(small.json().error.details).toMatchObject({ limit: 32 });
+      expect(ok(["context", "short task", "--json"]).json().success).toBe(true);
+    } finally {
+      writeFileSync(configPath, "{}");
+    }
+  });
+});
