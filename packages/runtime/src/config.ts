@@ -60,6 +60,37 @@ export interface LoadedConfig {
    * and, with `tolerateInvalid`, settings that failed validation. Also present in `warnings`.
    */
   problems: string[];
+  /**
+   * The global config.json exists but could not be read or parsed (defaults were used). Commands
+   * may still read with defaults, but must not write: with the file's `storage` settings unknown,
+   * a write could go to the wrong store.
+   */
+  unreadable: UnreadableConfig | null;
+}
+
+export interface UnreadableConfig {
+  path: string;
+  message: string;
+  /** 1-based line of the syntax error, when known. */
+  line: number | null;
+}
+
+/** The line of a JSON.parse error: from its "position N" / "line N", else the end of the text (truncated input). */
+export function jsonErrorLine(text: string, message: string): number | null {
+  const line = /\bline (\d+)/.exec(message);
+  if (line) return Number(line[1]);
+  const position = /\bposition (\d+)/.exec(message);
+  let offset = position ? Math.min(Number(position[1]), text.length) : /end of (JSON|data)/i.test(message) ? text.length : null;
+  if (offset === null) {
+    // V8 may instead quote the text around the bad token: `…"<before><token><after>" is not valid JSON`.
+    const quoted = /"(?:\.\.\.)?([\s\S]*?)(?:\.\.\.)?" is not valid JSON/.exec(message);
+    const at = quoted?.[1] ? text.indexOf(quoted[1]) : -1;
+    if (at >= 0) offset = at + Math.floor(quoted![1]!.length / 2);
+  }
+  if (offset === null) return null;
+  let count = 1;
+  for (let i = 0; i < offset; i++) if (text.charCodeAt(i) === 10) count++;
+  return offset === text.length && text.endsWith("\n") ? count - 1 : count;
 }
 
 export const LLM_DEPRECATION_WARNING =
@@ -79,17 +110,23 @@ function readOptional(path: string): string | null {
   }
 }
 
-/** Reads the global config.json. Missing → `{}`; unreadable or invalid → warning and `{}` (as the original). */
-function readGlobalLayer(path: string, warnings: string[]): { raw: Raw; present: boolean } {
+/**
+ * Reads the global config.json. Missing → `{}`; unreadable or invalid → warning and `{}` (as the
+ * original), reported in `unreadable` so that writing commands can refuse to run.
+ */
+function readGlobalLayer(path: string, warnings: string[]): { raw: Raw; present: boolean; unreadable: UnreadableConfig | null } {
+  let text: string | null = null;
   try {
-    const text = readOptional(path);
-    if (text === null) return { raw: {}, present: false };
+    text = readOptional(path);
+    if (text === null) return { raw: {}, present: false, unreadable: null };
     const parsed: unknown = JSON.parse(text);
     if (!isPlainObject(parsed)) throw new Error("expected a JSON object");
-    return { raw: parsed, present: true };
+    return { raw: parsed, present: true, unreadable: null };
   } catch (error) {
-    warnings.push(`Failed to load config from ${path}: ${errorMessage(error)}`);
-    return { raw: {}, present: false };
+    const message = errorMessage(error);
+    const line = text === null ? null : jsonErrorLine(text, message);
+    warnings.push(`Failed to load config from ${path}${line !== null ? ` (line ${line})` : ""}: ${message}`);
+    return { raw: {}, present: false, unreadable: { path, message, line } };
   }
 }
 
@@ -289,7 +326,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   config.diaryDir = expandHome(config.diaryDir, env);
   config.cassPath = expandHome(config.cassPath, env);
   config.storage.path = resolveSqlitePath(config.storage.path, options.globalDir, env);
-  return { config, warnings, sources, problems };
+  return { config, warnings, sources, problems, unreadable: global.unreadable };
 }
 
 /**

@@ -13,9 +13,10 @@ export {
   DEFAULT_PLAYBOOK_PATH,
   LLM_DEPRECATION_WARNING,
   REPO_CONFIG_FILES,
+  jsonErrorLine,
   loadConfig,
 } from "./config.js";
-export type { LoadConfigOptions, LoadedConfig } from "./config.js";
+export type { LoadConfigOptions, LoadedConfig, UnreadableConfig } from "./config.js";
 export { expandHome, findGitRoot, homeDir, resolveGlobalDir } from "./paths.js";
 export { createIdGenerator, createStderrLogger, systemClock } from "./node-ports.js";
 export { createLearning, parseReflectorStubs, resolveLlmStatus } from "./learning.js";

@@ -8,6 +8,7 @@ import { loadConfig } from "./config.js";
 import { createIdGenerator, createNodeWorkspaceFiles, createStderrLogger, systemClock } from "./node-ports.js";
 import { findGitRoot, resolveGlobalDir } from "./paths.js";
 import { hostHealthChecks } from "./guard/health.js";
+import { backendFromData, refuseWrites, unreadableConfigError } from "./storage/unreadable-config.js";
 import { openStore, storageFromEnv, storeDirsOf, unmigratedDataWarning, type LoadSqliteModule, type StoreDirs } from "./storage/backend.js";
 
 export interface RuntimeOptions {
@@ -117,7 +118,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const repoDir = repoRoot !== null ? join(repoRoot, ".cass") : null;
 
   const write = options.stderr;
-  const { config, warnings, problems } = loadConfig({ globalDir, repoRoot, env, tolerateInvalid: Boolean(options.tolerateInvalidConfig) });
+  const { config, warnings, problems, unreadable } = loadConfig({ globalDir, repoRoot, env, tolerateInvalid: Boolean(options.tolerateInvalidConfig) });
+  // An unreadable config.json: the backend comes from the data present (unless the environment
+  // names one), and writes are refused below.
+  if (unreadable !== null && storageFromEnv(env).storage === null) {
+    const detected = backendFromData(storeDirsOf(config, globalDir, repoDir));
+    if (detected !== config.storage.backend) warnings.push(`Using the ${detected} store found in ${globalDir} while ${unreadable.path} cannot be read.`);
+    config.storage.backend = detected;
+  }
   const logger = createStderrLogger({ verbose: Boolean(options.verbose) || config.verbose, ...(write ? { write } : {}) });
   for (const warning of warnings) logger.warn(warning);
 
@@ -129,7 +137,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     ...(options.parseCache === false ? { parseCache: false as const } : {}),
     ...(options.memoizeReads ? { memoizeReads: true } : {}),
   });
-  const store = opened.store;
+  // Doctor (tolerateInvalidConfig) must still be able to repair things; every other writer stops.
+  const store = unreadable !== null && !options.tolerateInvalidConfig ? refuseWrites(opened.store, unreadableConfigError(unreadable, config.storage.backend, options.cliName ?? "cm")) : opened.store;
   const unmigrated = unmigratedDataWarning(config.storage.backend, storeDirs, options.cliName ?? "cm");
   if (unmigrated !== null && !options.quietStorageWarning) logger.warn(unmigrated);
   let llmStatus: Promise<LlmStatus> | null = null;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { compileSanitizer, SECRET_PATTERNS } from "../domain/sanitize.js";
 import { defineOperation } from "../operation.js";
 import type { EpisodicHealth, FixResult, FixableIssue, HealthCheck, HealthStatus, LlmStatus, OperationDeps } from "../ports.js";
-import type { LlmProvider } from "../schemas/config.js";
+import { ConfigSchema, type LlmProvider } from "../schemas/config.js";
 import { TraumaEntrySchema } from "../schemas/records.js";
 import { loadMergedPlaybook } from "./shared.js";
 
@@ -372,6 +372,27 @@ async function traumaCheck(deps: OperationDeps): Promise<HealthCheck> {
   }
 }
 
+/**
+ * A reset config.json must keep using the store the memory is in: the defaults say YAML, so a
+ * SQLite user (backend found by the host from config or, for an unreadable file, from the data)
+ * gets `storage.backend` written back. Never repair into a different backend.
+ */
+async function keepBackend(deps: OperationDeps, result: FixResult): Promise<void> {
+  const backend = deps.config.storage.backend;
+  const defaults = ConfigSchema.parse({}).storage.backend;
+  if (backend === defaults) return;
+  try {
+    await deps.store.mutateConfigFile((raw) => {
+      const storage = typeof raw.storage === "object" && raw.storage !== null && !Array.isArray(raw.storage) ? (raw.storage as Record<string, unknown>) : {};
+      raw.storage = { ...storage, backend };
+    });
+    result.message = `${result.message} (storage.backend kept: ${backend})`;
+  } catch (error) {
+    result.success = false;
+    result.message = `${result.message}, but storage.backend could not be set back to ${backend}: ${messageOf(error)}`;
+  }
+}
+
 /** `configProblems` overrides the host's startup report (after a re-check). */
 async function collect(deps: OperationDeps, configProblems?: readonly string[]): Promise<{ checks: HealthCheck[]; issues: FixableIssue[] }> {
   const checks: HealthCheck[] = await episodicChecks(deps);
@@ -640,6 +661,7 @@ export const doctorOperation = defineOperation({
         }
         if (fixResults[fixResults.length - 1]!.success) deps.logger.debug(`doctor: applied ${id}`);
         else deps.logger.warn(`doctor: fix ${id} failed: ${fixResults[fixResults.length - 1]!.message}`);
+        if (id === "reset-config" && fixResults[fixResults.length - 1]!.success) await keepBackend(deps, fixResults[fixResults.length - 1]!);
       }
       // Report the state after the fixes (the configuration too, when the host can reload it).
       const recheck = deps.runtimeReport?.recheckConfig;
