@@ -22,6 +22,7 @@ import { registerServe } from "./commands/serve.js";
 import { registerSetup } from "./commands/setup.js";
 import { registerStorage } from "./commands/storage.js";
 import { VERSION } from "./version.js";
+import { registerTrauma } from "./commands/trauma.js";
 
 /**
  * Applies the global flags from a pre-scan of the raw argv, as the original does, so they take
@@ -109,6 +110,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerSetup(program, ctx);
   registerServe(program, ctx);
   registerMemory(program, ctx);
+      "  Safety:    trauma list|add|heal|remove|import, guard --install|--git, audit --trauma",
   registerInsight(program, ctx);
   registerDoctor(program, ctx);
   registerPrivacy(program, ctx);
@@ -121,3 +123,4 @@ export function buildProgram(ctx: CliContext): Command {
   registerHook(program, ctx);
   return program;
 }
+  registerTrauma(program, ctx);

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { auditOperation, diaryOperation, reflectOperation, type AuditResult, type Delta, type DiaryEntry, type DiaryResult, type ReflectResult } from "@cass-memory/core";
-import { emit, runLearning, type CliContext } from "../cli-context.js";
+import { auditOperation, diaryOperation, reflectOperation, traumaScanOperation, type AuditResult, type Delta, type DiaryEntry, type DiaryResult, type ReflectResult, type TraumaScanResult } from "@cass-memory/core";
+import { emit, run, runLearning, type CliContext } from "../cli-context.js";
 import { bold, cyan, dim, green, icon, red, tildify, yellow } from "../human.js";
 import { intOption } from "../options.js";
 
@@ -195,10 +195,17 @@ function registerAudit(program: Command, ctx: CliContext): void {
     .description("Check recent sessions for violations of the playbook's rules (needs an LLM)")
     .option("--days <n>", "look back this many days (default 7)")
     .option("--limit <n>", "audit at most this many sessions, newest first (default 20)")
+    .option("--trauma", "scan sessions for destructive commands (DOOM patterns) instead; no LLM needed")
     .option("-j, --json", "output a JSON envelope")
-    .addHelpText("after", `\nExamples:\n  ${cli} audit\n  ${cli} audit --days 30 --limit 50 --json\n`)
-    .action(async (flags: { days?: string; limit?: string; json?: boolean }) => {
+    .addHelpText("after", `\nExamples:\n  ${cli} audit\n  ${cli} audit --days 30 --limit 50 --json\n  ${cli} audit --trauma --days 30\n`)
+    .action(async (flags: { days?: string; limit?: string; trauma?: boolean; json?: boolean }) => {
       ctx.begin(auditOperation.command, Boolean(flags.json));
+      if (flags.trauma) {
+        const scanDays = intOption("days", flags.days);
+        const scan = await run(ctx, traumaScanOperation, scanDays !== undefined ? { days: scanDays } : {});
+        emit(ctx, scan, () => renderTraumaScan(scan, cli));
+        return;
+      }
       const days = intOption("days", flags.days);
       const limit = intOption("limit", flags.limit);
       const result = await runLearning(ctx, auditOperation, {
@@ -207,6 +214,17 @@ function registerAudit(program: Command, ctx: CliContext): void {
       });
       emit(ctx, result, () => renderAudit(result, days ?? 7));
     });
+}
+
+function renderTraumaScan(r: TraumaScanResult, cli: string): string[] {
+  const lines: string[] = [];
+  if (r.degraded) lines.push(yellow(`${icon.warning()} Session history unavailable (${r.degraded.cass.reason}): ${r.degraded.cass.message}`));
+  if (r.candidates.length === 0) return [...lines, "No potential traumas found (or maybe you hid them well)."];
+  for (const c of r.candidates) {
+    lines.push(red(bold("[TRAUMA CANDIDATE]")) + ` ${c.description}`, `  Session:  ${tildify(c.sessionPath)}`, `  Pattern:  ${cyan(c.matchedPattern)}`, `  Evidence: ${c.evidence}`, dim(`  Context:  ${c.context.replace(/\s+/g, " ")}`), "");
+  }
+  lines.push(`To register one: ${cli} trauma add "<pattern>" --severity CRITICAL --message "..."`);
+  return lines;
 }
 
 function renderAudit(r: AuditResult, days: number): string[] {
