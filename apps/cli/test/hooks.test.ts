@@ -169,6 +169,14 @@ describe("cm setup claude-code --hooks", () => {
     expect(small.stdout.trim().length).toBeLessThanOrEqual(100 * 4);
     expect(small.stdout).toContain("[b-");
 
+    // ... and so is hooks.maxTokens in config.json.
+    const both = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "database migration with parameterized SQL queries" }));
+    expect(both.stdout.trim().length).toBeGreaterThan(90 * 4);
+    writeFileSync(join(home, ".cass-memory", "config.json"), JSON.stringify({ hooks: { maxTokens: 90 } }));
+    const viaConfig = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "database migration with parameterized SQL queries" }));
+    expect(viaConfig.stdout.trim().length).toBeLessThanOrEqual(90 * 4);
+    expect(viaConfig.stdout).toContain("[b-");
+
     // Nothing relevant, not JSON, empty: nothing printed.
     for (const input of [claudePayload("UserPromptSubmit", { prompt: "what is the weather like in Lisbon" }), "not json {", ""]) {
       const r = runHook(prompt, input);
@@ -201,7 +209,9 @@ describe("cm setup claude-code --hooks", () => {
     expect(late.code).toBe(0);
     expect(late.stdout).toBe("");
     const log = readFileSync(join(home, ".cass-memory", "hooks", "hook-log.jsonl"), "utf8");
-    expect(log).toContain('"outcome":"timeout"');
+    const timeout = log.split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.outcome === "timeout");
+    // ... and the caches were sent to warm up in the background for the next prompt.
+    expect(timeout).toMatchObject({ client: "claude-code", event: "UserPromptSubmit", warmup: expect.any(Number) });
     expect(log).toContain('"outcome":"denied"');
   });
 

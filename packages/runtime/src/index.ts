@@ -75,7 +75,7 @@ export {
   renderHookContext,
 } from "./hooks/protocol.js";
 export type { HookAnswer, HookRequest, HookRule, RenderedContext } from "./hooks/protocol.js";
-export { appendHookLog, checkTranscriptPath, hooksDir, spawnReflect } from "./hooks/background.js";
+export { appendHookLog, checkTranscriptPath, hooksDir, spawnReflect, spawnWarmup } from "./hooks/background.js";
 export type { SpawnReflectResult } from "./hooks/background.js";
 export { currentCmScript, hookCommand, runnableWarnings, setupHooks, shellQuote } from "./hooks/install.js";
 export type { HookSetupOptions, HookSetupResult } from "./hooks/install.js";

@@ -117,11 +117,16 @@ export async function runHook(ctx: CliContext, clientArg: string, eventArg: stri
   let mod: RuntimeModule | null = null;
   let clientName = clientArg;
   let eventName = eventArg;
+  /** Set once the request is known to rank rules (prompt / session start). */
+  let ranking = false;
 
   const onTimeout = () => {
     // Nothing was printed yet (answers are written in one piece at the end): answer nothing.
     try {
-      mod?.appendHookLog({ client: clientName, event: eventName, outcome: "timeout", ms: Date.now() - started });
+      // A cold ranking (first use of a large playbook) can outlast the limit every time; warm the
+      // caches in the background so that the next prompt is answered.
+      const warmup = ranking && mod !== null ? mod.spawnWarmup({ node: process.execPath, cmScript: mod.currentCmScript(), cwd: process.cwd() }) : null;
+      mod?.appendHookLog({ client: clientName, event: eventName, outcome: "timeout", ms: Date.now() - started, ...(warmup !== null ? { warmup } : {}) });
       mod?.releaseAllLocks();
     } catch {
       // exiting anyway
@@ -152,6 +157,7 @@ export async function runHook(ctx: CliContext, clientArg: string, eventArg: stri
     }
     const request = mod.parseHookRequest(spec.client, event, payload);
     if (request === null) return 0;
+    ranking = request.action === "prompt" || request.action === "session-start";
 
     // Test knob: make the work outlast a small --timeout-ms (docs/hooks.md).
     const delay = positiveInt(process.env.CASS_MEMORY_HOOK_TEST_DELAY_MS);

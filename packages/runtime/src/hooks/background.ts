@@ -166,3 +166,39 @@ export function spawnReflect(options: SpawnReflectOptions): SpawnReflectResult {
     closeSync(err);
   }
 }
+
+/**
+ * After a prompt hook ran out of time: start `cm context "warm up" --no-history --json` detached
+ * (output discarded) so the caches a cold ranking builds — the playbook parse cache, the rules'
+ * analyses and the saved index, which do not depend on the task — exist for the next prompt. A
+ * killed hook might otherwise never get far enough to write them. One warm-up at a time (pid
+ * file); returns the pid, or null when one is running or it could not start.
+ */
+export function spawnWarmup(options: { node: string; cmScript: string; cwd?: string | undefined; env?: Env }): number | null {
+  const env = options.env ?? process.env;
+  try {
+    const dir = hooksDir(env);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const pidFile = join(dir, "warmup.pid");
+    try {
+      const pid = Number.parseInt(readFileSync(pidFile, "utf8").trim(), 10);
+      if (pidAlive(pid)) return null;
+    } catch {
+      // none running
+    }
+    const child = spawn(options.node, [options.cmScript, "context", "warm up", "--no-history", "--json"], {
+      cwd: options.cwd,
+      env: { ...env, CASS_MEMORY_HOOK_CHILD: "1" } as NodeJS.ProcessEnv,
+      detached: true,
+      stdio: "ignore",
+      windowsHide: true,
+    });
+    child.on("error", () => undefined);
+    child.unref();
+    if (child.pid === undefined) return null;
+    writeFileSync(pidFile, String(child.pid), { mode: 0o600 });
+    return child.pid;
+  } catch {
+    return null;
+  }
+}
