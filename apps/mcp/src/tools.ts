@@ -14,6 +14,8 @@ import {
   rememberOperation,
   runOperation,
   toAppError,
+  traumaAddOperation,
+  traumaListOperation,
   type Operation,
   type OperationDeps,
 } from "@cass-memory/core";
@@ -184,6 +186,22 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     title: "History of a rule",
     annotations: READ_ONLY,
     describe: { bulletId: "Id of the rule (b-…)." },
+  },
+  {
+    operation: traumaListOperation,
+    title: "List traumas (dangerous commands)",
+    annotations: READ_ONLY,
+  },
+  {
+    operation: traumaAddOperation,
+    title: "Register a trauma (dangerous command pattern)",
+    annotations: ADDITIVE,
+    describe: {
+      pattern: "Case-insensitive regex of the dangerous command, e.g. 'git\\s+push\\s+.*--force'. Patterns that could backtrack catastrophically are refused.",
+      severity: "CRITICAL (default) or FATAL.",
+      scope: "global (default) or project (the repository's .cass/).",
+      message: "What happened, shown when the pattern matches.",
+    },
   },
 ];
 

@@ -75,7 +75,7 @@ export const SEED_BULLETS = [
   { id: "b-anti", content: "Do not commit generated prisma clients", category: "database", kind: "anti_pattern", isNegative: true, type: "anti-pattern" },
 ] as const;
 
-export const TOOL_NAMES = ["cm_context", "cm_feedback", "cm_outcome", "memory_search", "memory_reflect", "memory_remember", "memory_history"];
+export const TOOL_NAMES = ["cm_context", "cm_feedback", "cm_outcome", "memory_search", "memory_reflect", "memory_remember", "memory_history", "trauma_list", "trauma_add"];
 export const RESOURCE_URIS = ["cm://playbook", "cm://diary", "cm://outcomes", "cm://stats", "memory://stats", "cm://serve", "memory://serve"];
 
 type CallResult = Awaited<ReturnType<Client["callTool"]>>;
