@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   "LOCK_ACQUISITION_FAILED",
   "ALREADY_EXISTS",
   "SANITIZATION_FAILED",
+  "SECRET_DETECTED",
   "VALIDATION_FAILED",
   "REFLECTION_FAILED",
   "AUDIT_FAILED",
@@ -81,6 +82,8 @@ const CODE_CATEGORY: Readonly<Record<ErrorCode, ErrorCategory>> = {
   LOCK_ACQUISITION_FAILED: "filesystem",
   ALREADY_EXISTS: "user_input",
   SANITIZATION_FAILED: "configuration",
+  // Not in the original: input that contains a secret (issue 21) is refused as bad input.
+  SECRET_DETECTED: "user_input",
   VALIDATION_FAILED: "user_input",
   REFLECTION_FAILED: "internal",
   AUDIT_FAILED: "internal",
@@ -128,6 +131,11 @@ export function defaultRecovery(code: ErrorCode, cli = "cm", command?: string): 
     case "VALIDATION_FAILED":
     case "TRAUMA_NOT_FOUND":
       return [`Run '${helpFor}' to see valid arguments and examples.`, "Fix the input and re-run the command."];
+    case "SECRET_DETECTED":
+      return [
+        "Replace the secret with a placeholder such as <API_KEY> and re-run.",
+        "If the value is not a secret, add it to sanitization.allowlist in config.json.",
+      ];
     case "BULLET_NOT_FOUND":
       return [
         `Run '${cli} playbook list' to see available bullet ids.`,

@@ -31,6 +31,9 @@ describe("built-in patterns", () => {
     ["GitHub fine-grained PAT", `tok ${GH_FINE}`, "tok [GITHUB_PAT]"],
     ["Slack token", `slack ${SLACK}`, "slack [SLACK_TOKEN]"],
     ["database URL", "postgres://admin:s3cr3t@db.example.com:5432/app", "postgres://[USER]:[PASS]@db.example.com:5432/app"],
+    // The detector is stricter than the original here: unquoted and short assigned values count.
+    ["api key with a short value", "api_key: short_value_123", "api_key: [API_KEY]"],
+    ["unquoted password value", `${j("pass", "word")}=hunter2hunter2`, `${j("pass", "word")}=[CREDENTIAL_REDACTED]`],
   ])("redacts %s", (_name, input, expected) => {
     expect(sanitize(input)).toBe(expected);
   });
@@ -40,11 +43,9 @@ describe("built-in patterns", () => {
     ["39-char base64-ish run", "a".repeat(39)],
     ["40 chars followed by punctuation", `${"b".repeat(40)}-x`],
     ["Bearer with short token", "Bearer abc123"],
-    ["api key with short value", "api_key: short_value_123"],
     ["token word in prose", "the token expired yesterday"],
     ["unterminated PEM header", "-----BEGIN RSA PRIVATE KEY----- truncated"],
     ["short quoted password", `${j("pass", "word")}: "short"`],
-    ["unquoted password value", `${j("pass", "word")}=hunter2hunter2`],
     ["ghp_ too short", j("gh", "p_", "abc")],
     ["github_pat_ too short", j("github", "_pat_", "abc")],
     ["xox with wrong letter", j("xo", "xz-", "12345")],

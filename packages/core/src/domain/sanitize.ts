@@ -1,7 +1,11 @@
 /**
- * Secret redaction applied before anything is persisted or sent to an LLM (reference §5.13): the
- * 11 built-in patterns of the original plus user `sanitization.extraPatterns`.
+ * Secret redaction applied before anything is persisted or sent to an LLM. The detection itself
+ * lives in secrets.ts; SECRET_PATTERNS lists the original's 11 patterns (reference §5.13) for
+ * reference and for the doctor's breadth probe.
  */
+import { compileSecretScanner } from "./secrets.js";
+
+export { EXTRA_PATTERN_REPLACEMENT, MAX_EXTRA_PATTERN_LENGTH, userRegexProblem } from "./secrets.js";
 
 export interface SecretPattern {
   name: string;
@@ -16,7 +20,7 @@ const GH_FINE_PREFIX = ["github", "_pat_"].join("");
 const SLACK_PREFIX = ["x", "o", "x"].join("");
 const PASSWORD_WORD = ["pass", "word"].join("");
 
-/** The built-in patterns, applied in this order. All are global; replacements may use groups. */
+/** The original's 11 patterns (superseded by the detector in secrets.ts, which covers all of them). */
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { name: "aws_access_key", pattern: new RegExp(`${AWS_KEY_PREFIX}[0-9A-Z]{16}`, "g"), replacement: "[AWS_ACCESS_KEY]" },
   { name: "aws_secret_key", pattern: /[A-Za-z0-9/+=]{40}(?=\s|$|"|')/g, replacement: "[AWS_SECRET_KEY]" },
@@ -43,29 +47,11 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   },
 ];
 
-export const EXTRA_PATTERN_REPLACEMENT = "[REDACTED]";
-export const MAX_EXTRA_PATTERN_LENGTH = 256;
-/** Heuristic ReDoS guard: a group containing `*` or `+` that is itself quantified, e.g. `(a+)+`. */
-const NESTED_QUANTIFIER = /\([^)]*[*+][^)]*\)[*+?]/;
-
-/**
- * Why a user-supplied regular expression is refused (too long, nested quantifier, invalid), or
- * null when it may be compiled with `flags`. Used for sanitisation patterns and verification checks.
- */
-export function userRegexProblem(source: string, flags = "i"): string | null {
-  if (source.length > MAX_EXTRA_PATTERN_LENGTH) return `longer than ${MAX_EXTRA_PATTERN_LENGTH} characters`;
-  if (NESTED_QUANTIFIER.test(source)) return "potentially unsafe (nested quantifier)";
-  try {
-    new RegExp(source, flags);
-  } catch (error) {
-    return `invalid (${error instanceof Error ? error.message : String(error)})`;
-  }
-  return null;
-}
-
 export interface SanitizerOptions {
   enabled?: boolean;
   extraPatterns?: readonly string[];
+  /** Literal strings, or `/regex/flags`, that are never treated as secrets. */
+  allowlist?: readonly string[];
 }
 
 export interface Sanitizer {
@@ -74,47 +60,17 @@ export interface Sanitizer {
   warnings: string[];
 }
 
-/** Compiles the user patterns once; `sanitize` then applies built-in and extra patterns in order. */
+/**
+ * A thin wrapper over the secret detector (secrets.ts): `sanitize` redacts every built-in kind plus
+ * the user's extras, honouring the allowlist. Kept so that existing callers keep their behaviour.
+ */
 export function compileSanitizer(options: SanitizerOptions = {}): Sanitizer {
-  const enabled = options.enabled ?? true;
-  const warnings: string[] = [];
-  const extras: RegExp[] = [];
-  for (const raw of options.extraPatterns ?? []) {
-    if (typeof raw !== "string") continue;
-    const source = raw.trim();
-    if (source === "") continue;
-    if (source.length > MAX_EXTRA_PATTERN_LENGTH) {
-      warnings.push(`Skipped sanitization pattern longer than ${MAX_EXTRA_PATTERN_LENGTH} characters: ${source.slice(0, 40)}...`);
-      continue;
-    }
-    const problem = userRegexProblem(source, "gi");
-    if (problem !== null) {
-      warnings.push(
-        problem.startsWith("invalid")
-          ? `Skipped invalid sanitization pattern: ${source}`
-          : `Skipped potentially unsafe sanitization pattern (nested quantifier): ${source}`,
-      );
-      continue;
-    }
-    const compiled = new RegExp(source, "gi");
-    // A pattern that matches the empty string would insert [REDACTED] between every character.
-    if (new RegExp(source, "i").test("")) {
-      warnings.push(`Skipped sanitization pattern that matches the empty string: ${source}`);
-      continue;
-    }
-    extras.push(compiled);
-  }
-
-  if (!enabled) return { sanitize: (text) => text, warnings };
-
+  const scanner = compileSecretScanner(options);
   return {
-    warnings,
+    warnings: scanner.warnings,
     sanitize(text: string): string {
       if (typeof text !== "string" || text === "") return text;
-      let out = text;
-      for (const { pattern, replacement } of SECRET_PATTERNS) out = out.replace(pattern, replacement);
-      for (const pattern of extras) out = out.replace(pattern, EXTRA_PATTERN_REPLACEMENT);
-      return out;
+      return scanner.redact(text).text;
     },
   };
 }

@@ -145,10 +145,12 @@ export const ConfigSchema = z.looseObject({
     .looseObject({
       enabled: z.boolean().default(true),
       extraPatterns: z.array(z.string()).default([]),
+      /** Literal strings, or `/regex/flags`, that are never treated as secrets. */
+      allowlist: z.array(z.string()).default([]),
       auditLog: z.boolean().default(false),
       auditLevel: z.enum(["off", "info", "debug"]).default("info"),
     })
-    .default({ enabled: true, extraPatterns: [], auditLog: false, auditLevel: "info" }),
+    .default({ enabled: true, extraPatterns: [], allowlist: [], auditLog: false, auditLevel: "info" }),
   budget: z
     .looseObject({
       dailyLimit: z.number().default(1),
