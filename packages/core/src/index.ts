@@ -662,6 +662,19 @@ export {
   userRegexProblem,
 } from "./domain/sanitize.js";
 export type { Sanitizer, SanitizerOptions, SecretPattern } from "./domain/sanitize.js";
+export {
+  ENTROPY_THRESHOLD,
+  MAX_SCAN_CHARS,
+  SECRET_KINDS,
+  SECRET_KIND_LABELS,
+  compileSecretScanner,
+  describeSecretKinds,
+  detectSecrets,
+  redactDeep,
+  redactSecrets,
+  shannonEntropy,
+} from "./domain/secrets.js";
+export type { RedactionResult, SecretFinding, SecretKind, SecretScanner, SecretScannerOptions } from "./domain/secrets.js";
 export { parseInlineFeedback } from "./domain/inline-feedback.js";
 export type { InlineFeedback } from "./domain/inline-feedback.js";
 export {
