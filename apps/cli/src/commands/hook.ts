@@ -111,6 +111,9 @@ function hookConfig(rt: Runtime): { maxTokens?: number; timeoutMs?: number } {
 }
 
 export async function runHook(ctx: CliContext, clientArg: string, eventArg: string, flags: HookFlags): Promise<number> {
+  // Inside a process cm started from a hook (background reflect, cache warm-up) hooks answer
+  // nothing: an agent run by such a process must not start another reflection, and so on.
+  if (process.env.CASS_MEMORY_HOOK_CHILD === "1") return 0;
   const started = Date.now();
   const explicitTimeout = positiveInt(flags.timeoutMs) ?? positiveInt(process.env.CASS_MEMORY_HOOK_TIMEOUT_MS);
   const explicitTokens = positiveInt(flags.maxTokens) ?? positiveInt(process.env.CASS_MEMORY_HOOK_MAX_TOKENS);
