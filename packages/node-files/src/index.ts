@@ -15,3 +15,4 @@ export type { LockOptions, LockHandle } from "./lock.js";
 export { atomicWriteFile, FILE_MODE, tempPathFor } from "./atomic-write.js";
 export { appendJsonl, listDir, readError, readJsonl } from "./jsonl.js";
 export type { JsonlLines } from "./jsonl.js";
+export { crashPoint, CRASH_POINT_ENV } from "./crash-point.js";

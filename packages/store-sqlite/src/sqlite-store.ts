@@ -65,7 +65,7 @@ import { getDocument, linesOf, markFile, notInRepo, putDocument } from "./row-he
 import { createSqliteDiagnostics } from "./diagnostics.js";
 import { createSqliteTransfer } from "./transfer.js";
 import { backupFile, mutateConfigJson, readStarterDir, type YamlParser } from "./files.js";
-import { atomicWriteFile, DEFAULT_LOCK_TIMEOUT_MS, withLock, withNamedLock, type LockOptions } from "@cass-memory/node-files";
+import { atomicWriteFile, crashPoint, DEFAULT_LOCK_TIMEOUT_MS, withLock, withNamedLock, type LockOptions } from "@cass-memory/node-files";
 import {
   clearStoredPlaybook,
   decodeBullet,
@@ -246,9 +246,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       const at = nowIso();
       writeStoredPlaybook(db, stored, checked, at);
       markFile(db, "playbook.yaml", at);
+      crashPoint("sqlite:after-playbook-rows");
       // Same transaction as the playbook: the journal and the playbook never disagree.
       const insert = db.prepare("INSERT INTO journal (bullet_id, timestamp, event) VALUES (?, ?, ?)");
       for (const event of events) insert.run(event.bulletId, event.timestamp, JSON.stringify(event));
+      crashPoint("sqlite:after-journal-rows");
       return value;
     });
   }

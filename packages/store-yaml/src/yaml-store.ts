@@ -1,5 +1,5 @@
 import { constants as fsConstants } from "node:fs";
-import { access, mkdir, readFile, stat } from "node:fs/promises";
+import { access, mkdir, readFile, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
   AppError,
@@ -7,6 +7,7 @@ import {
   createEmptyPlaybook,
   decodeBlockedEntries,
   defaultConfig,
+  parseJsonLines,
   updateLogText,
   validateBlockedEntries,
   validatePlaybookForWrite,
@@ -32,7 +33,8 @@ import type {
 import { atomicWriteFile } from "@cass-memory/node-files";
 import { backupFile, createYamlDiagnostics } from "./diagnostics.js";
 import { appendJsonl, listDir, readError, readJsonl } from "@cass-memory/node-files";
-import { withLock } from "@cass-memory/node-files";
+import { crashPoint, withLock } from "@cass-memory/node-files";
+import { INTENT_FORMAT, intentPathFor, pendingView, readBytesOrNull, settleIntent, writeIntent } from "./journal-intent.js";
 import { createLearningFiles } from "./learning-files.js";
 import { createOnboardingFiles } from "./onboarding.js";
 import { createYamlTransfer } from "./transfer.js";
@@ -108,6 +110,8 @@ function errnoOf(error: unknown): string | undefined {
 interface LoadedPlaybook {
   playbook: Playbook;
   bytes: Buffer;
+  /** SHA-256 of `bytes` when it was computed (parse cache). */
+  hash?: string;
 }
 
 /**
@@ -150,11 +154,11 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     const hash = useCache ? sha256Hex(bytes) : "";
     if (useCache) {
       const hit = await cache.get(path, hash);
-      if (hit) return { playbook: hit, bytes };
+      if (hit) return { playbook: hit, bytes, hash };
     }
     const playbook = decodePlaybook(bytes.toString("utf8"), path, layer);
     if (useCache) await cache.put(path, hash, playbook);
-    return { playbook, bytes };
+    return useCache ? { playbook, bytes, hash } : { playbook, bytes };
   }
 
   const memo = new Map<string, { key: string; playbook: Playbook }>();
@@ -190,10 +194,12 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     const path = playbookPathOf(layer);
     const journalPath = journalPathOf(layer);
     if (path === null || journalPath === null) throw notInRepo();
-    let written: { text: string; playbook: Playbook } | null = null;
+    let written: { text: string; playbook: Playbook; hash: string | null } | null = null;
     const result = await withLock(
       path,
       async () => {
+        // A change interrupted by a crash is settled before the next one (journal-intent.ts).
+        await settleIntent(path, journalPath, logger);
         const loaded = await load(path, layer);
         const playbook = loaded?.playbook ?? createEmptyPlaybook(new Date().toISOString(), layer);
         const header = loaded ? leadingComments(loaded.bytes.toString("utf8")) : layer === "repo" ? REPO_PLAYBOOK_HEADER : "";
@@ -202,18 +208,32 @@ export function createYamlStore(options: YamlStoreOptions): Store {
         const checked = validatePlaybookForWrite(playbook, path);
         const events = queued.map((event) => JournalEventSchema.parse(event));
         const text = header + toYaml(checked);
+        if (events.length === 0) {
+          await atomicWriteFile(path, text);
+          written = { text, playbook: checked, hash: null };
+          return value;
+        }
+        // Intent, playbook, journal, all under the playbook's lock (docs/adr/0012-journal-crash-safety.md):
+        // a crash at any point leaves an intent that the next writer, reader or doctor settles.
+        const intentPath = intentPathFor(journalPath);
+        const after = sha256Hex(text);
+        const before = loaded === null ? null : (loaded.hash ?? sha256Hex(loaded.bytes));
+        await writeIntent(intentPath, { format: INTENT_FORMAT, createdAt: new Date().toISOString(), playbook: path, before, after, events });
+        crashPoint("yaml:after-intent");
         await atomicWriteFile(path, text);
-        // Still under the playbook's lock: no other writer can slip between the two writes.
-        if (events.length > 0) await appendJsonl(journalPath, events, { sync: true });
-        written = { text, playbook: checked };
+        crashPoint("yaml:after-playbook-rename");
+        await appendJsonl(journalPath, events, { sync: true });
+        crashPoint("yaml:after-journal-append");
+        await unlink(intentPath);
+        written = { text, playbook: checked, hash: after };
         return value;
       },
       lockOptions,
     );
     // Prime the parse cache for the next reader, outside the lock (keyed by content, so races only miss).
-    const done = written as { text: string; playbook: Playbook } | null;
+    const done = written as { text: string; playbook: Playbook; hash: string | null } | null;
     if (cache !== null && done !== null && Buffer.byteLength(done.text) >= cacheMinBytes) {
-      await cache.put(path, sha256Hex(done.text), done.playbook);
+      await cache.put(path, done.hash ?? sha256Hex(done.text), done.playbook);
     }
     return result;
   }
@@ -221,7 +241,13 @@ export function createYamlStore(options: YamlStoreOptions): Store {
   async function readJournal(layer: Layer): Promise<JournalEvent[]> {
     const path = layer === "repo" && repoDir === null ? null : journalPathOf(layer);
     if (path === null) return [];
-    const { values, malformed } = await readJsonl(path);
+    let bytes: Buffer | null;
+    try {
+      bytes = await readBytesOrNull(path);
+    } catch (error) {
+      throw readError(path, error);
+    }
+    const { values, malformed } = bytes === null ? { values: [], malformed: 0 } : parseJsonLines(bytes.toString("utf8"));
     const events: JournalEvent[] = [];
     let invalid = malformed;
     for (const value of values) {
@@ -229,6 +255,10 @@ export function createYamlStore(options: YamlStoreOptions): Store {
       if (parsed.success) events.push(parsed.data);
       else invalid++;
     }
+    // Events of an interrupted change whose playbook write happened (settled by the next writer).
+    const pending = await pendingView(playbookPathOf(layer) as string, path, bytes);
+    events.push(...pending.extra);
+    if (pending.tornFragment) invalid--;
     if (invalid > 0) logger.warn(`Skipped ${invalid} malformed line(s) in ${path}`);
     return events;
   }

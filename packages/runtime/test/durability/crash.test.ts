@@ -49,14 +49,13 @@ const SETUP: Record<Backend, { seedBullets: number; batchSize: number; opEstimat
 /**
  * What a mutation killed in flight may look like besides all or nothing. A forget is two writes
  * (the deprecation, then the blocked entry: forget.ts), so it may stop between them on both stores.
- * The YAML store appends the journal after the playbook's atomic rename (docs/adr/0003-audit-journal.md:
- * "a crash between the playbook rename and the journal append loses that one event"), so there a
- * change may have landed without its journal event. On SQLite the playbook and the journal commit
- * in one transaction: no such state.
+ * A change without its journal event is allowed on neither store: the YAML store writes a journal
+ * intent before the playbook and settles it afterwards (docs/adr/0012-journal-crash-safety.md); on
+ * SQLite the playbook and the journal commit in one transaction.
  */
 const ALLOWED_IN_FLIGHT: Record<Backend, ReadonlySet<string>> = {
   sqlite: new Set(["present", "absent", "not-blocked"]),
-  yaml: new Set(["present", "absent", "not-blocked", "no-journal", "no-journal-not-blocked"]),
+  yaml: new Set(["present", "absent", "not-blocked"]),
 };
 
 /**

@@ -108,6 +108,7 @@ export interface WorkerSpec {
   lockTimeoutMs?: number;
   staleMs?: number;
   tagPrefix?: string;
+  forgettable?: string[];
 }
 
 export interface WorkerHandle {
@@ -120,8 +121,9 @@ export interface WorkerHandle {
   waitFor(predicate: (line: Announcement) => boolean): Promise<Announcement>;
 }
 
-export function spawnWorker(spec: WorkerSpec): WorkerHandle {
-  const child = spawn(process.execPath, [WORKER, JSON.stringify(spec)], { stdio: ["pipe", "pipe", "pipe"] });
+/** `env`: extra environment of the writer (e.g. `CM_TEST_CRASH_AT`, node-files crash-point.ts). */
+export function spawnWorker(spec: WorkerSpec, env: Record<string, string> = {}): WorkerHandle {
+  const child = spawn(process.execPath, [WORKER, JSON.stringify(spec)], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } });
   const lines: Announcement[] = [];
   const waiters: Array<{ predicate: (line: Announcement) => boolean; resolve: (line: Announcement) => void; reject: (error: Error) => void }> = [];
   let buffer = "";
@@ -198,7 +200,8 @@ export async function snapshotOf(store: Store): Promise<Snapshot> {
  * - `not-blocked`: a forget whose deprecation (with its journal event) was written, but not yet its
  *   blocked-log entry (forget.ts writes the entry after the deprecation, on purpose);
  * - `no-journal` / `no-journal-not-blocked`: the playbook change was written, its journal event was
- *   not (the YAML store appends the journal after the playbook's rename: docs/adr/0003-audit-journal.md).
+ *   not. Before docs/adr/0012-journal-crash-safety.md the YAML store could leave this (journal appended
+ *   after the playbook's rename); now no store may: the crash tests no longer allow it.
  * Anything else is `torn`.
  */
 export type Verdict = "present" | "absent" | "not-blocked" | "no-journal" | "no-journal-not-blocked" | { torn: string };

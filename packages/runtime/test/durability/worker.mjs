@@ -39,6 +39,7 @@ import { prng } from "./prng.mjs";
  * @property {number} [lockTimeoutMs] lock waits (default 120 s: eight writers queue on one file)
  * @property {number} [staleMs]      age after which a lock directory of no live process is taken over
  * @property {string} [tagPrefix]    prefix of the tags (default "w<worker>"), unique per run
+ * @property {string[]} [forgettable] ids of existing bullets this worker may forget (besides its own)
  */
 
 /** @type {Spec} */
@@ -140,7 +141,7 @@ const mix = spec.mix ?? { mark: 5, add: 3, batch: 0, forget: 2 };
 const batchSize = spec.batchSize ?? 20;
 const targets = [...spec.targets];
 /** Bullets this worker added and has not forgotten (forget targets). */
-const mine = [];
+const mine = [...(spec.forgettable ?? [])];
 
 function chooseKind() {
   const weights = [
