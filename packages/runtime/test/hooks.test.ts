@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AppError } from "@cass-memory/core";
-import { checkTranscriptPath } from "../src/hooks/background.js";
+import { checkTranscriptPath, spawnReflect } from "../src/hooks/background.js";
 import { findHookEvent, HOOK_CLIENTS, hookClientSpec, hookConfigPath, type HookClient } from "../src/hooks/clients.js";
 import { isCmHookCommand, planHookConfig } from "../src/hooks/config.js";
 import { hookCommand, runnableWarnings, setupHooks, shellQuote } from "../src/hooks/install.js";
@@ -233,6 +233,31 @@ describe("hook I/O helpers", () => {
     expect(checkTranscriptPath(join(dir, "missing.jsonl"), env)).toMatchObject({ ok: false, reason: expect.stringContaining("does not exist") });
     expect(checkTranscriptPath(join(dir, "d.jsonl"), env)).toMatchObject({ ok: false, reason: expect.stringContaining("regular file") });
     expect(checkTranscriptPath(join(home, ".ssh", "id_rsa"), env)).toMatchObject({ ok: false, reason: expect.stringContaining(".jsonl") });
+  });
+
+  it("starts one detached reflection per transcript and sends its output to the hooks dir", async () => {
+    const home = join(root, "home");
+    mkdirSync(home, { recursive: true });
+    // Stands in for cm.js: prints its arguments as JSON, then stays alive for a while.
+    const script = join(root, "fake-cm.js");
+    writeFileSync(script, "process.stdout.write(JSON.stringify(process.argv.slice(2)) + '\\n'); setTimeout(() => {}, 5000);\n");
+    const env = { HOME: home, PATH: process.env.PATH };
+    const first = spawnReflect({ node: process.execPath, cmScript: script, transcript: "/t/a.jsonl", client: "claude-code", env });
+    expect(first.started).toBe(true);
+    if (!first.started) return;
+    try {
+      const second = spawnReflect({ node: process.execPath, cmScript: script, transcript: "/t/a.jsonl", client: "claude-code", env });
+      expect(second).toMatchObject({ started: false, reason: expect.stringContaining("already running"), pid: first.pid });
+      let out = "";
+      for (let i = 0; i < 100 && out === ""; i++) {
+        out = readFileSync(first.output, "utf8");
+        if (out === "") await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(JSON.parse(out)).toEqual(["reflect", "--session", "/t/a.jsonl", "--json"]);
+      expect(first.output.startsWith(join(home, ".cass-memory", "hooks", "reflect"))).toBe(true);
+    } finally {
+      process.kill(first.pid);
+    }
   });
 
   it("quotes paths for sh and warns when the command as written cannot run", () => {
