@@ -180,6 +180,8 @@ describe("hook protocol", () => {
     const windsurf = hookClientSpec("windsurf");
     expect(parseHookRequest("windsurf", findHookEvent(windsurf, "pre_run_command")!, { tool_info: { command_line: "ls", cwd: "/w" } })?.command).toBe("ls");
     expect(parseHookRequest("claude-code", prompt, "just a string")).toBeNull();
+    // VS Code running Claude Code's hook file: its UserPromptSubmit cannot take context.
+    expect(parseHookRequest("claude-code", prompt, { sessionId: "s", hookEventName: "UserPromptSubmit", cwd: "/p", prompt: "fix it" })).toBeNull();
     expect(parseHookRequest("claude-code", prompt, { prompt: "   " })).toBeNull();
   });
 

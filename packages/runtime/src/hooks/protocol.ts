@@ -55,6 +55,9 @@ export function parseHookRequest(client: HookClient, event: HookEventSpec, paylo
   const base: HookRequest = { action: event.action, ...(cwd !== undefined ? { cwd } : {}), ...(sessionId !== undefined ? { sessionId } : {}) };
   switch (event.action) {
     case "prompt": {
+      // VS Code runs Claude Code's hook files too, with camelCase `hookEventName` and no
+      // `hook_event_name`; its UserPromptSubmit ignores additional context, so skip the work.
+      if (client === "claude-code" && input.hook_event_name === undefined && typeof input.hookEventName === "string") return null;
       const prompt = str(input.prompt)?.trim();
       return prompt ? { ...base, prompt } : null;
     }
