@@ -185,6 +185,20 @@ describe("the installed trauma_guard.py", () => {
     expect(noRegistry.stdout).toBe("");
   });
 
+  it("reads the traumas from the SQLite store when that is the backend in use (and ignores the stale jsonl)", () => {
+    expect(cm(["init", "--json"], { home, cwd: project }).code).toBe(0);
+    const before = cm(["trauma", "add", "terraform\\s+destroy", "--message", "lost the staging stack", "--json"], { home, cwd: project }).json().data.entry.id as string;
+    expect(cm(["storage", "migrate", "--to", "sqlite", "--json"], { home, cwd: project }).code).toBe(0);
+    const after = cm(["trauma", "add", "kubectl\\s+delete\\s+namespace", "--json"], { home, cwd: project }).json().data.entry.id as string;
+    expect(cm(["trauma", "heal", before, "--json"], { home, cwd: project }).code).toBe(0);
+    // The YAML-era traumas.jsonl still says the first one is active; the database says healed.
+    expect(readFileSync(globalTraumas(), "utf8")).toContain(before);
+
+    const denied = runHook(installedCommand(), bashEvent("kubectl delete namespace prod"));
+    expect(JSON.parse(denied.stdout).hookSpecificOutput.permissionDecisionReason).toContain(after);
+    expect(runHook(installedCommand(), bashEvent("terraform destroy -auto-approve")).stdout).toBe("");
+  });
+
   it("skips a pattern that could backtrack catastrophically instead of hanging, and still applies the others", () => {
     writeTraumas(globalTraumas(), [
       { id: "trauma-evil0001", pattern: "(a+)+$" },

@@ -80,6 +80,17 @@ export function workflows(cli: string): Workflow[] {
       ],
     },
     {
+      title: "Safety Guards (Project Hot Stove)",
+      description: "Record commands that once caused a disaster; agents and commits that try them again are stopped.",
+      commands: [
+        `${cli} trauma add "DROP\\s+TABLE" --message "dropped prod orders table"`,
+        `${cli} guard --install  # Claude Code: block matching Bash commands`,
+        `${cli} guard --git  # pre-commit: block matching added lines`,
+        `${cli} audit --trauma --days 30  # find past incidents in session history`,
+        `${cli} trauma heal <traumaId>  # stop blocking it`,
+      ],
+    },
+    {
       title: "System Health",
       description: "Check the installation when something looks wrong.",
       commands: [

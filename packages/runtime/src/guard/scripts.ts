@@ -3,17 +3,20 @@
  * they run without Node, exactly where the earlier cm put them, with the same stdin/stdout
  * protocol; existing settings that point at them keep working.
  *
- * Both read the active traumas of `traumas.jsonl` in the global data directory
- * (`CASS_MEMORY_HOME`, else `$XDG_DATA_HOME/cass-memory`, else `~/.cass-memory`) and in
- * `<git root>/.cass/`. Both are fail-open: any problem (no input, bad JSON, unreadable files, a
- * pattern Python cannot compile) means "allow". A pattern that could take long on a hostile
+ * Both read the active traumas of the global data directory (`CASS_MEMORY_HOME`, else
+ * `$XDG_DATA_HOME/cass-memory`, else `~/.cass-memory`) and of `<git root>/.cass/`, from the storage
+ * backend cm uses (`CASS_MEMORY_STORAGE`, else `storage.backend` of config.json): `traumas.jsonl`
+ * for YAML, the `logs` table of `cass-memory.sqlite` (opened read-only) for SQLite.
+ *
+ * Both are fail-open: any problem (no input, bad JSON, unreadable files, a pattern Python cannot
+ * compile) means "allow". A pattern that could take long on a hostile
  * command (one written to the file by hand: `cm trauma add` refuses such patterns) cannot hang the
  * agent: commands are cut to 16 KiB, patterns over 512 characters or with a quantified group that
  * itself holds a quantifier are skipped, and an alarm ends the script after a few seconds.
  */
 
 /** Bumped whenever the script text changes; `cm guard --install` rewrites older copies. */
-export const GUARD_SCRIPT_VERSION = 2;
+export const GUARD_SCRIPT_VERSION = 3;
 
 /** Shared Python: locating and loading traumas, the safety screen, matching. */
 const PYTHON_COMMON = String.raw`
@@ -56,35 +59,81 @@ def git_root(cwd):
     return None
 
 
-def trauma_files(cwd):
-    files = [os.path.join(global_dir(), "traumas.jsonl")]
+def storage_settings(home):
+    """The storage backend in use and the global database's path, as cm decides them."""
+    backend = os.environ.get("CASS_MEMORY_STORAGE", "").strip().lower()
+    path = os.environ.get("CASS_MEMORY_STORAGE_PATH", "").strip()
+    storage = {}
+    try:
+        with open(os.path.join(home, "config.json"), "r", encoding="utf-8") as handle:
+            config = json.load(handle)
+        if isinstance(config, dict) and isinstance(config.get("storage"), dict):
+            storage = config["storage"]
+    except (OSError, ValueError):
+        pass
+    if backend not in ("yaml", "sqlite"):
+        backend = storage.get("backend") if storage.get("backend") in ("yaml", "sqlite") else "yaml"
+    if not path and isinstance(storage.get("path"), str):
+        path = storage["path"].strip()
+    database = os.path.join(home, os.path.expanduser(path)) if path else os.path.join(home, "cass-memory.sqlite")
+    return backend, database
+
+
+def file_lines(path):
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as handle:
+            return handle.read(4 * 1024 * 1024).splitlines()
+    except OSError:
+        return []
+
+
+def database_lines(path):
+    # The SQLite store keeps each trauma as one JSON line in its logs table (read-only here).
+    if not os.path.isfile(path):
+        return []
+    try:
+        import sqlite3
+        from urllib.parse import quote
+        connection = sqlite3.connect("file:%s?mode=ro" % quote(path), uri=True, timeout=1)
+        try:
+            rows = connection.execute("SELECT line FROM logs WHERE log = 'traumas' ORDER BY seq LIMIT 10000").fetchall()
+        finally:
+            connection.close()
+        return [row[0] for row in rows if isinstance(row[0], str)]
+    except Exception:
+        return []
+
+
+def trauma_lines(cwd):
+    home = global_dir()
+    backend, database = storage_settings(home)
     root = git_root(cwd)
+    if backend == "sqlite":
+        lines = database_lines(database)
+        if root:
+            lines += database_lines(os.path.join(root, ".cass", "cass-memory.sqlite"))
+        return lines
+    lines = file_lines(os.path.join(home, "traumas.jsonl"))
     if root:
-        files.append(os.path.join(root, ".cass", "traumas.jsonl"))
-    return files
+        lines += file_lines(os.path.join(root, ".cass", "traumas.jsonl"))
+    return lines
 
 
 def load_active_traumas(cwd):
     traumas = []
-    for path in trauma_files(cwd):
-        try:
-            with open(path, "r", encoding="utf-8", errors="replace") as handle:
-                lines = handle.read(4 * 1024 * 1024).splitlines()
-        except OSError:
+    for line in trauma_lines(cwd):
+        line = line.strip()
+        if not line or line.startswith("#"):
             continue
-        for line in lines:
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(entry, dict) or entry.get("status") != "active":
-                continue
-            pattern = entry.get("pattern")
-            if isinstance(pattern, str) and pattern:
-                traumas.append(entry)
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict) or entry.get("status") != "active":
+            continue
+        pattern = entry.get("pattern")
+        if isinstance(pattern, str) and pattern:
+            traumas.append(entry)
     return traumas
 
 
