@@ -182,6 +182,14 @@ describe("cm setup claude-code --hooks", () => {
     expect(context).not.toContain(ids.architecture!);
     expect(context).toContain("cm mark <id> --helpful|--harmful");
 
+    // A prompt that matches an active trauma gets the HOT STOVE warning first.
+    const warned = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "git push --force origin main, then run the database migration" }));
+    expect(warned.code, warned.stderr).toBe(0);
+    const warnedContext = JSON.parse(warned.stdout).hookSpecificOutput.additionalContext as string;
+    expect(warnedContext.split("\n")[0]).toContain("HOT STOVE");
+    expect(warnedContext).toContain(String.raw`^git\s+push\s+.*--force`);
+    expect(warnedContext).toContain(`[${ids.database}]`);
+
     // Inside cm's own background work (reflect, warm-up) hooks answer nothing.
     const nested = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "write a database migration for the orders table" }), { env: { CASS_MEMORY_HOOK_CHILD: "1" } });
     expect(nested.code).toBe(0);
