@@ -1,9 +1,11 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import YAML from "yaml";
 import { decode } from "@toon-format/toon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error -- plain ESM script without types: the benchmark's realistic playbook generator.
-import { generatePlaybookYaml } from "../../../bench/generate-playbook.mjs";
+import { generatePlaybook, generatePlaybookYaml } from "../../../bench/generate-playbook.mjs";
 import { assertBuilt, cm, tempHome } from "./helpers.js";
 
 /**
@@ -132,6 +134,23 @@ describe("cm context --format toon", () => {
 });
 
 describe("cm context --max-tokens counts what is printed", () => {
+  // Rules without feedback: their scores do not decay between runs, so every run prints the same
+  // number of characters and a measured size can be asked for again exactly.
+  let still: string;
+  beforeAll(() => {
+    still = realpathSync(mkdtempSync(join(tmpdir(), "cm-cli-budget-")));
+    mkdirSync(join(still, ".cass-memory"), { recursive: true });
+    const playbook = generatePlaybook(200);
+    for (const b of playbook.bullets) Object.assign(b, { helpfulCount: 0, feedbackEvents: [], maturity: "candidate" });
+    writeFileSync(join(still, ".cass-memory", "playbook.yaml"), YAML.stringify(playbook));
+  });
+  afterAll(() => rmSync(still, { recursive: true, force: true }));
+  const runStill = (args: string[]) => {
+    const r = cm(args, { home: still });
+    if (r.code !== 0) throw new Error(`cm ${args.join(" ")} failed (${r.code}):\n${r.stdout}\n${r.stderr}`);
+    return r;
+  };
+
   type Shape = { args: string[]; parse: (stdout: string) => { rules: number; estimated: number } };
   const fromEnvelope = (envelope: any) => ({
     rules: envelope.data.relevantBullets.length + envelope.data.antiPatterns.length,
@@ -151,7 +170,7 @@ describe("cm context --max-tokens counts what is printed", () => {
   for (const [name, shape] of Object.entries(shapes)) {
     it(`${name}: the budget that fits exactly N rules returns N rules`, () => {
       const budget = name === "compact markdown" ? 350 : name.startsWith("compact") ? 700 : 2500;
-      const first = ok(["context", TASK, "--limit", "20", "--no-history", ...shape.args, "--max-tokens", String(budget)]);
+      const first = runStill(["context", TASK, "--limit", "20", "--no-history", ...shape.args, "--max-tokens", String(budget)]);
       const a = shape.parse(first.stdout);
       expect(tokens(first.stdout)).toBeLessThanOrEqual(budget);
       expect(a.rules).toBeGreaterThanOrEqual(2);
@@ -161,9 +180,9 @@ describe("cm context --max-tokens counts what is printed", () => {
       expect(tokens(first.stdout)).toBeLessThanOrEqual(exact);
       expect(exact - tokens(first.stdout)).toBeLessThanOrEqual(3);
       // That exact budget keeps N rules; one token less keeps N - 1.
-      const same = shape.parse(ok(["context", TASK, "--limit", "20", "--no-history", ...shape.args, "--max-tokens", String(exact)]).stdout);
+      const same = shape.parse(runStill(["context", TASK, "--limit", "20", "--no-history", ...shape.args, "--max-tokens", String(exact)]).stdout);
       expect(same.rules).toBe(a.rules);
-      const less = shape.parse(ok(["context", TASK, "--limit", "20", "--no-history", ...shape.args, "--max-tokens", String(exact - 1)]).stdout);
+      const less = shape.parse(runStill(["context", TASK, "--limit", "20", "--no-history", ...shape.args, "--max-tokens", String(exact - 1)]).stdout);
       expect(less.rules).toBe(a.rules - 1);
     });
   }

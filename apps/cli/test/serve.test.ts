@@ -76,11 +76,15 @@ describe("cm serve", () => {
     const tools = (await client.listTools()).tools.map((t) => t.name);
     expect(tools).toEqual(expect.arrayContaining(["cm_context", "cm_feedback", "cm_outcome", "memory_search", "memory_reflect", "memory_remember", "memory_history"]));
     const task = "postgres migrations fail in CI";
+    // The tool's default is the compact view (`cm context --compact --json`); `full: true` is `--json`.
     const viaMcp = await client.callTool({ name: "cm_context", arguments: { task, maxTokens: 100000 } });
     expect(viaMcp.isError).toBeFalsy();
-    const viaCli = cm(["context", task, "--json", "--max-tokens", "100000"], { home, env: { CASS_MEMORY_LLM: "none", CASS_MEMORY_EPISODIC: "none" } }).json().data;
+    const env = { CASS_MEMORY_LLM: "none", CASS_MEMORY_EPISODIC: "none" };
+    const viaCli = cm(["context", task, "--json", "--compact", "--max-tokens", "100000"], { home, env }).json().data;
     expect(viaMcp.structuredContent).toEqual(viaCli);
     expect((viaMcp.structuredContent as { relevantBullets: unknown[] }).relevantBullets).toHaveLength(1);
+    const fullViaMcp = await client.callTool({ name: "cm_context", arguments: { task, maxTokens: 100000, full: true } });
+    expect(fullViaMcp.structuredContent).toEqual(cm(["context", task, "--json", "--max-tokens", "100000"], { home, env }).json().data);
     await client.close();
 
     // The original's clients: plain POSTs of JSON-RPC to "/".
