@@ -26,7 +26,9 @@ export {
   advertisedInputSchema,
   callOperationTool,
   CONTEXT_DEFAULT_MAX_TOKENS,
+  CONTEXT_FULL_DEFAULT_MAX_TOKENS,
   errorPayload,
+  MCP_MAX_RESPONSE_BYTES,
   operationInput,
   REFLECT_DEFAULT_MAX_SESSIONS,
   registerOperationTools,
@@ -35,7 +37,7 @@ export {
   toolNames,
 } from "./tools.js";
 export type { ToolSpec } from "./tools.js";
-export { RESOURCE_RECENT_LIMIT, RESOURCE_SPECS, registerResources, resourceUris } from "./resources.js";
+export { cappedText, RESOURCE_RECENT_LIMIT, RESOURCE_SPECS, registerResources, resourceUris } from "./resources.js";
 export type { ResourceSpec } from "./resources.js";
 export {
   ADMISSION_QUEUE_FULL_MESSAGE,
