@@ -704,6 +704,8 @@ export { CONCEPT_GROUPS } from "./domain/lexical/concepts.js";
 export type { ConceptGroup } from "./domain/lexical/concepts.js";
 export type { OmitKnown } from "./domain/types.js";
 export { JOURNAL_TRACKED_FIELDS, diffForJournal, snapshotBullets } from "./domain/journal.js";
+export { RECONSTRUCTED_REASON, findJournalGaps, reconstructGapEvents } from "./domain/journal-gaps.js";
+export type { JournalGap, JournalGapKind } from "./domain/journal-gaps.js";
 export type { BulletSnapshot, JournalMeta } from "./domain/journal.js";
 export {
   MAX_VERIFY_BYTES,

@@ -1,8 +1,19 @@
 import { constants as fsConstants } from "node:fs";
 import { access, mkdir, readFile, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { AppError, ConfigSchema, PLAYBOOK_SCHEMA_VERSION, defaultConfig, formatZodIssues, isAppError } from "@cass-memory/core";
-import type { FixResult, FixableIssue, HealthCheck, Layer, Logger, StoreDiagnosis } from "@cass-memory/core";
+import { randomBytes } from "node:crypto";
+import {
+  AppError,
+  ConfigSchema,
+  JournalEventSchema,
+  PLAYBOOK_SCHEMA_VERSION,
+  defaultConfig,
+  findJournalGaps,
+  formatZodIssues,
+  isAppError,
+  reconstructGapEvents,
+} from "@cass-memory/core";
+import type { FixResult, FixableIssue, HealthCheck, JournalEvent, Layer, Logger, Playbook, StoreDiagnosis } from "@cass-memory/core";
 import type { LayerDatabase } from "./database.js";
 import { backupFile } from "./files.js";
 import { atomicWriteFile } from "@cass-memory/node-files";
@@ -23,6 +34,7 @@ export const DIAGNOSTIC_CATEGORIES = {
   database: "SQLite Database",
   playbook: "Playbook",
   locks: "Locks and Temp Files",
+  journal: "Audit Journal",
 } as const;
 
 const C = DIAGNOSTIC_CATEGORIES;
@@ -158,6 +170,7 @@ export function createSqliteDiagnostics(options: SqliteDiagnosticsOptions) {
       } else {
         checks.push({ category: C.playbook, item: pbItem, status: "pass", message: `Valid (${stored.playbook.bullets.length} bullet(s))`, details: { path: ldb.path } });
       }
+      if (stored !== null) inspectJournalCoverage(layer, ldb, stored.playbook, checks, issues);
     } catch (error) {
       checks.push({ category: C.playbook, item: pbItem, status: "fail", message: messageOf(error), details: { path: ldb.path } });
       issues.push({
@@ -169,6 +182,85 @@ export function createSqliteDiagnostics(options: SqliteDiagnosticsOptions) {
         howToFix: [`Restore ${ldb.path} from a backup (${ldb.path}.backup.<timestamp>), or fix the damaged row with the sqlite3 shell.`],
       });
     }
+  }
+
+  /**
+   * Playbook changes without a journal event (docs/adr/0012-journal-crash-safety.md). A crash cannot
+   * leave one here (rows and events commit together), but data imported or migrated from a YAML
+   * store written by an older build can carry one.
+   */
+  function inspectJournalCoverage(layer: Layer, ldb: LayerDatabase, playbook: Playbook, checks: HealthCheck[], issues: FixableIssue[]): void {
+    const events = readJournalEvents(ldb);
+    if (events.length === 0) return;
+    const item = layer === "global" ? "Global journal coverage" : "Repo journal coverage";
+    const gaps = findJournalGaps(playbook, events);
+    if (gaps.length === 0) {
+      checks.push({ category: C.journal, item, status: "pass", message: "Every playbook change has its journal event", details: { path: ldb.path } });
+      return;
+    }
+    const listed = gaps.slice(0, 10).map((g) => `${g.bulletId} (${g.kinds.join(", ")})`);
+    checks.push({
+      category: C.journal,
+      item,
+      status: "warn",
+      message: `${gaps.length} rule(s) changed without a journal event: ${listed.join(", ")}${gaps.length > listed.length ? ", …" : ""}; 'cm history' and 'cm undo' cannot see those changes`,
+      details: { path: ldb.path, gaps },
+    });
+    issues.push({
+      id: `repair-journal-gaps-${layer}`,
+      description: `Add ${gaps.length} reconstructed journal event(s) to ${ldb.path} (the database is backed up first)`,
+      category: C.journal,
+      severity: "warn",
+      safety: "safe",
+    });
+  }
+
+  function readJournalEvents(ldb: LayerDatabase): JournalEvent[] {
+    const lines = ldb.read((db) => db.prepare("SELECT event FROM journal ORDER BY seq").pluck().all() as string[], []);
+    const events: JournalEvent[] = [];
+    for (const line of lines) {
+      try {
+        const parsed = JournalEventSchema.safeParse(JSON.parse(line));
+        if (parsed.success) events.push(parsed.data);
+      } catch {
+        // reported by the database check
+      }
+    }
+    return events;
+  }
+
+  async function repairJournalGaps(id: string, layer: Layer): Promise<FixResult> {
+    const ldb = databases[layer];
+    if (ldb === null || !ldb.exists()) return { id, success: false, message: `No ${layer} database` };
+    const stored = ldb.read((db) => readStoredPlaybook(db, ldb.path, layer), null);
+    if (stored === null) return { id, success: true, message: "No playbook; nothing to repair" };
+    if (findJournalGaps(stored.playbook, readJournalEvents(ldb)).length === 0) return { id, success: true, message: "Every playbook change has its journal event" };
+    const backup = `${ldb.path}.backup.${Date.now()}`;
+    await (ldb.connection(false) as unknown as { backup(path: string): Promise<unknown> }).backup(backup);
+    const added = await ldb.write((db) => {
+      // Re-checked inside the write transaction: another process may have changed either meanwhile.
+      const current = readStoredPlaybook(db, ldb.path, layer);
+      if (current === null) return 0;
+      const lines = db.prepare("SELECT event FROM journal ORDER BY seq").pluck().all() as string[];
+      const events: JournalEvent[] = [];
+      for (const line of lines) {
+        try {
+          const parsed = JournalEventSchema.safeParse(JSON.parse(line));
+          if (parsed.success) events.push(parsed.data);
+        } catch {
+          // skipped, as readJournal skips it
+        }
+      }
+      const repaired = reconstructGapEvents(current.playbook, findJournalGaps(current.playbook, events), {
+        layer,
+        timestamp: new Date().toISOString(),
+        nextId: () => randomBytes(6).toString("hex"),
+      });
+      const insert = db.prepare("INSERT INTO journal (bullet_id, timestamp, event) VALUES (?, ?, ?)");
+      for (const event of repaired) insert.run(event.bulletId, event.timestamp, JSON.stringify(event));
+      return repaired.length;
+    });
+    return { id, success: true, message: `Added ${added} reconstructed journal event(s) to ${ldb.path} (backup: ${backup})`, backups: [backup] };
   }
 
   async function diagnose(): Promise<StoreDiagnosis> {
@@ -267,6 +359,10 @@ export function createSqliteDiagnostics(options: SqliteDiagnosticsOptions) {
           }
           return { id, success: true, message: removed.length > 0 ? `Removed ${removed.join(", ")}` : "No abandoned locks left" };
         }
+        case "repair-journal-gaps-global":
+          return await repairJournalGaps(id, "global");
+        case "repair-journal-gaps-repo":
+          return await repairJournalGaps(id, "repo");
         default:
           return { id, success: false, message: `Unknown fix: ${id}` };
       }

@@ -10,13 +10,18 @@ import {
   PLAYBOOK_SCHEMA_VERSION,
   createEmptyPlaybook,
   defaultConfig,
+  findJournalGaps,
   formatZodIssues,
   isAppError,
   isPlainObject,
+  parseJsonLines,
+  reconstructGapEvents,
 } from "@cass-memory/core";
-import type { FixResult, FixableIssue, HealthCheck, Layer, Logger, Playbook, StoreDiagnosis } from "@cass-memory/core";
+import type { FixResult, FixableIssue, HealthCheck, JournalEvent, Layer, Logger, Playbook, StoreDiagnosis } from "@cass-memory/core";
 import { FILE_MODE, atomicWriteFile } from "@cass-memory/node-files";
-import { listDir } from "@cass-memory/node-files";
+import { appendJsonl, listDir } from "@cass-memory/node-files";
+import { INTENT_FILE, intentPathFor, judgeIntent, pendingView, readBytesOrNull, readIntent, settleIntent } from "./journal-intent.js";
+import { sha256Hex } from "./parse-cache.js";
 import { DEFAULT_LOCK_STALE_MS, isProcessAlive, withLock } from "@cass-memory/node-files";
 import type { LockOptions } from "@cass-memory/node-files";
 import { REPO_PLAYBOOK_HEADER, decodePlaybook, leadingComments, toYaml } from "./yaml-codec.js";
@@ -314,6 +319,107 @@ export function createYamlDiagnostics(options: YamlDiagnosticsOptions): YamlDiag
     return { kind: "ok" };
   }
 
+  /** The events of a journal file as readers see them: its valid lines plus a pending intent's completion. */
+  async function journalAsRead(playbookPath: string, journalPath: string): Promise<JournalEvent[]> {
+    const bytes = await readBytesOrNull(journalPath);
+    const events: JournalEvent[] = [];
+    if (bytes !== null) {
+      for (const value of parseJsonLines(bytes.toString("utf8")).values) {
+        const parsed = JournalEventSchema.safeParse(value);
+        if (parsed.success) events.push(parsed.data);
+      }
+    }
+    events.push(...(await pendingView(playbookPath, journalPath, bytes)).extra);
+    return events;
+  }
+
+  /**
+   * Interrupted changes and gaps between a playbook and its journal (docs/adr/0012-journal-crash-safety.md):
+   * a pending intent (settled by the next write, or by `--fix`), intents set aside as unresolved
+   * (manual), and playbook changes that no event records (`--fix` appends reconstructed events).
+   */
+  async function reportJournalConsistency(layer: Layer, checks: HealthCheck[], issues: FixableIssue[]): Promise<void> {
+    const playbookPath = playbookOf(layer);
+    if (playbookPath === null) return;
+    const journalPath = join(dirname(playbookPath), JOURNAL_FILE);
+    const intentPath = intentPathFor(journalPath);
+    const where = layer === "global" ? "Global" : "Repo .cass/";
+    const read = await readIntent(intentPath);
+    if (read !== null) {
+      let outcome: string;
+      if ("invalid" in read) outcome = `it is unreadable (${read.invalid}) and will be set aside`;
+      else {
+        const playbook = await readBytesOrNull(playbookPath).catch(() => null);
+        const judged = judgeIntent(read.intent, playbook === null ? null : sha256Hex(playbook), await readBytesOrNull(journalPath).catch(() => null));
+        outcome =
+          judged.kind === "complete"
+            ? `the playbook holds the change: its ${judged.missing.length} missing event(s) will be appended`
+            : judged.kind === "discard"
+              ? "the playbook write never happened: it will be discarded"
+              : `${judged.why}: it will be set aside for you to inspect`;
+      }
+      checks.push({
+        category: C.journal,
+        item: `${where} interrupted change`,
+        status: "warn",
+        message: `A write was interrupted and left ${INTENT_FILE}; ${outcome} (the next write does this too)`,
+        details: { path: intentPath },
+      });
+      issues.push({
+        id: `settle-journal-intent-${layer}`,
+        description: `Settle the interrupted change in ${intentPath} (the journal and the intent are backed up first)`,
+        category: C.journal,
+        severity: "warn",
+        safety: "safe",
+      });
+    }
+    const aside = (await listDir(dirname(journalPath))).filter((name) => name.startsWith(`${INTENT_FILE}.unresolved.`));
+    if (aside.length > 0) {
+      checks.push({
+        category: C.journal,
+        item: `${where} unresolved interrupted changes`,
+        status: "warn",
+        message: `${aside.length} interrupted change${aside.length === 1 ? "" : "s"} could not be settled automatically (the playbook was replaced since): ${aside.join(", ")}`,
+        details: { paths: aside.map((name) => join(dirname(journalPath), name)) },
+      });
+      issues.push({
+        id: `unresolved-journal-intent-${layer}`,
+        description: `Inspect ${aside.join(", ")} in ${dirname(journalPath)}`,
+        category: C.journal,
+        severity: "warn",
+        safety: "manual",
+        howToFix: [
+          "Each file holds the journal events of a change (`events`) and the SHA-256 of the playbook before and after it.",
+          `If the change is in ${playbookPath}, append its events to ${journalPath} (one JSON object per line); then delete the file.`,
+        ],
+      });
+    }
+    const state = await inspectPlaybook(playbookPath, layer);
+    if (state.kind !== "ok") return;
+    const events = await journalAsRead(playbookPath, journalPath).catch(() => null);
+    if (events === null || events.length === 0) return;
+    const gaps = findJournalGaps(state.playbook, events);
+    if (gaps.length === 0) {
+      checks.push({ category: C.journal, item: `${where} journal coverage`, status: "pass", message: "Every playbook change has its journal event", details: { path: journalPath } });
+      return;
+    }
+    const listed = gaps.slice(0, MAX_LISTED_LINES).map((g) => `${g.bulletId} (${g.kinds.join(", ")})`);
+    checks.push({
+      category: C.journal,
+      item: `${where} journal coverage`,
+      status: "warn",
+      message: `${gaps.length} rule${gaps.length === 1 ? " was" : "s were"} changed without a journal event: ${listed.join(", ")}${gaps.length > listed.length ? ", …" : ""}; 'cm history' and 'cm undo' cannot see ${gaps.length === 1 ? "that change" : "those changes"}`,
+      details: { path: journalPath, gaps },
+    });
+    issues.push({
+      id: `repair-journal-gaps-${layer}`,
+      description: `Append ${gaps.length} reconstructed event${gaps.length === 1 ? "" : "s"} to ${journalPath} (backed up first)`,
+      category: C.journal,
+      severity: "warn",
+      safety: "safe",
+    });
+  }
+
   async function diagnose(): Promise<StoreDiagnosis> {
     const checks: HealthCheck[] = [];
     const issues: FixableIssue[] = [];
@@ -567,6 +673,7 @@ export function createYamlDiagnostics(options: YamlDiagnosticsOptions): YamlDiag
         checks.push({ category: C.journal, item, status: "pass", message: `${events} event${events === 1 ? "" : "s"}, all well-formed`, details: { path, events } });
       }
     }
+    for (const layer of ["global", "repo"] as const) await reportJournalConsistency(layer, checks, issues);
 
     return { checks, fixableIssues: issues };
   }
@@ -673,6 +780,11 @@ export function createYamlDiagnostics(options: YamlDiagnosticsOptions): YamlDiag
   async function removeTemp(item: DebrisItem): Promise<{ removed: boolean; kept?: string }> {
     const content = await readFile(item.path).catch(() => null);
     if (content === null) return { removed: false };
+    if (basename(item.target) === INTENT_FILE) {
+      // An intent that never reached its name: its change was never written (journal-intent.ts).
+      await unlink(item.path).catch(() => undefined);
+      return { removed: true };
+    }
     const target = await readFile(item.target).catch(() => null);
     if (content.length === 0 || (target !== null && target.equals(content))) {
       await unlink(item.path).catch(() => undefined);
@@ -727,6 +839,65 @@ export function createYamlDiagnostics(options: YamlDiagnosticsOptions): YamlDiag
     return { id, success: true, message: created.length > 0 ? `Created ${created.map((n) => join(repoDir, n)).join(", ")}` : `${repoDir} is complete` };
   }
 
+  async function settleJournalIntent(id: string, layer: Layer): Promise<FixResult> {
+    const playbookPath = playbookOf(layer);
+    if (playbookPath === null) return { id, success: false, message: "Not in a git repository" };
+    const journalPath = join(dirname(playbookPath), JOURNAL_FILE);
+    const intentPath = intentPathFor(journalPath);
+    return withLock(
+      playbookPath,
+      async () => {
+        if ((await statOrNull(intentPath)) === null) return { id, success: true, message: "No interrupted change left to settle" };
+        const backups = [await backupFile(intentPath)];
+        if ((await statOrNull(journalPath)) !== null) backups.push(await backupFile(journalPath));
+        const settled = await settleIntent(playbookPath, journalPath, logger);
+        const outcome = settled.outcome;
+        const message =
+          outcome === null
+            ? "No interrupted change left to settle"
+            : outcome.kind === "complete"
+              ? `Completed the interrupted change: appended ${outcome.missing.length} event(s) to ${journalPath}`
+              : outcome.kind === "discard"
+                ? "Discarded the intent of a change that was never written"
+                : `Could not decide (${outcome.why}); kept as ${settled.setAside}`;
+        return { id, success: outcome === null || outcome.kind === "complete" || outcome.kind === "discard", message: `${message} (backups: ${backups.join(", ")})`, backups };
+      },
+      lockOptions,
+    );
+  }
+
+  async function repairJournalGaps(id: string, layer: Layer): Promise<FixResult> {
+    const playbookPath = playbookOf(layer);
+    if (playbookPath === null) return { id, success: false, message: "Not in a git repository" };
+    const journalPath = join(dirname(playbookPath), JOURNAL_FILE);
+    return withLock(
+      playbookPath,
+      async () => {
+        const state = await inspectPlaybook(playbookPath, layer);
+        if (state.kind !== "ok") return { id, success: false, message: `Cannot read ${playbookPath}; repair the playbook first` };
+        const backups: string[] = [];
+        if ((await statOrNull(intentPathFor(journalPath))) !== null) {
+          backups.push(await backupFile(intentPathFor(journalPath)));
+          if ((await statOrNull(journalPath)) !== null) backups.push(await backupFile(journalPath));
+          await settleIntent(playbookPath, journalPath, logger);
+        }
+        const events = await journalAsRead(playbookPath, journalPath);
+        const gaps = findJournalGaps(state.playbook, events);
+        if (gaps.length === 0) return { id, success: true, message: "Every playbook change has its journal event", ...(backups.length > 0 ? { backups } : {}) };
+        if ((await statOrNull(journalPath)) !== null && !backups.some((b) => b.startsWith(`${journalPath}.backup.`))) backups.push(await backupFile(journalPath));
+        const repaired = reconstructGapEvents(state.playbook, gaps, { layer, timestamp: new Date().toISOString(), nextId: () => randomBytes(6).toString("hex") });
+        await appendJsonl(journalPath, repaired, { sync: true });
+        return {
+          id,
+          success: true,
+          message: `Appended ${repaired.length} reconstructed event${repaired.length === 1 ? "" : "s"} to ${journalPath} (${gaps.map((g) => g.bulletId).slice(0, MAX_LISTED_LINES).join(", ")}${gaps.length > MAX_LISTED_LINES ? ", …" : ""}; backup: ${backups.join(", ")})`,
+          backups,
+        };
+      },
+      lockOptions,
+    );
+  }
+
   async function applyFix(id: string): Promise<FixResult> {
     try {
       switch (id) {
@@ -765,6 +936,14 @@ export function createYamlDiagnostics(options: YamlDiagnosticsOptions): YamlDiag
           return await fixPermissions(id);
         case "remove-lock-debris":
           return await removeDebris(id);
+        case "settle-journal-intent-global":
+          return await settleJournalIntent(id, "global");
+        case "settle-journal-intent-repo":
+          return await settleJournalIntent(id, "repo");
+        case "repair-journal-gaps-global":
+          return await repairJournalGaps(id, "global");
+        case "repair-journal-gaps-repo":
+          return await repairJournalGaps(id, "repo");
         default:
           if (id.startsWith("repair-playbook-")) return { id, success: false, message: "Manual fix required (see howToFix)" };
           return { id, success: false, message: `Unknown fix: ${id}` };

@@ -183,3 +183,78 @@ describe("YAML store: the journal intent", () => {
     expect(lineIds(await readFile(journalPath(), "utf8"))).toEqual(["old-1", "old-2"]);
   });
 });
+
+describe("YAML store: doctor and the journal", () => {
+  it("reports an interrupted change and settles it with --fix after backing up the journal and the intent", async () => {
+    const r = await recordMutation(["e-1", "e-2"]);
+    await crashState({ playbook: r.playbookAfter, journal: r.journalBefore, intent: r.intent });
+    const s = store();
+    const diagnosis = await s.diagnose!();
+    const interrupted = diagnosis.checks.find((c) => c.item === "Global interrupted change");
+    expect(interrupted?.status).toBe("warn");
+    expect(interrupted?.message).toContain("2 missing event(s) will be appended");
+    expect(diagnosis.checks.find((c) => c.item === "Global journal coverage")?.status).toBe("pass");
+    expect(diagnosis.fixableIssues.map((i) => i.id)).toContain("settle-journal-intent-global");
+    const fixed = await s.applyFix!("settle-journal-intent-global");
+    expect(fixed.success, fixed.message).toBe(true);
+    expect(fixed.backups).toHaveLength(2);
+    expect(await readFile(fixed.backups!.find((b) => b.includes("events.jsonl"))!, "utf8")).toBe(r.journalBefore);
+    expect(lineIds(await readFile(journalPath(), "utf8"))).toEqual(["e-0", "e-1", "e-2"]);
+    const after = await s.diagnose!();
+    expect(after.checks.filter((c) => c.category === "Audit Journal" && c.status !== "pass")).toEqual([]);
+    expect((await s.applyFix!("settle-journal-intent-global")).message).toContain("No interrupted change");
+  });
+
+  it("finds a change an older build left without its journal event and repairs it with a reconstructed event", async () => {
+    const s = store();
+    await s.mutatePlaybook("global", (playbook, tx) => {
+      playbook.bullets.push(bulletFixture("b-gap", "Run the failing test first") as never);
+      tx.journal([{ ...event("c-1", "b-gap"), operation: "add", change: "created", hashBefore: null, hashAfter: null }]);
+    });
+    // What an older build could leave after a SIGKILL: the deprecation written, its event not.
+    await s.mutatePlaybook("global", (playbook) => {
+      const bullet = playbook.bullets.find((b) => b.id === "b-gap")!;
+      bullet.deprecated = true;
+      bullet.state = "retired";
+      bullet.maturity = "deprecated";
+    });
+    const diagnosis = await s.diagnose!();
+    const coverage = diagnosis.checks.find((c) => c.item === "Global journal coverage");
+    expect(coverage?.status).toBe("warn");
+    expect(coverage?.message).toContain("b-gap (deprecation)");
+    const fixed = await s.applyFix!("repair-journal-gaps-global");
+    expect(fixed.success, fixed.message).toBe(true);
+    expect(fixed.backups?.[0]).toMatch(/events\.jsonl\.backup\.\d+$/);
+    const journal = await s.readJournal("global");
+    expect(journal.map((e) => [e.bulletId, e.change, e.actor])).toEqual([
+      ["b-gap", "created", "test"],
+      ["b-gap", "deprecated", "cm doctor"],
+    ]);
+    expect((await s.diagnose!()).checks.find((c) => c.item === "Global journal coverage")?.status).toBe("pass");
+  });
+});
+
+function bulletFixture(id: string, content: string) {
+  return {
+    id,
+    content,
+    category: "testing",
+    scope: "global",
+    kind: "workflow_rule",
+    type: "rule",
+    isNegative: false,
+    state: "active",
+    maturity: "candidate",
+    helpfulCount: 0,
+    harmfulCount: 0,
+    feedbackEvents: [],
+    tags: [],
+    sourceSessions: [],
+    sourceAgents: [],
+    createdAt: NOW,
+    updatedAt: NOW,
+    deprecated: false,
+    pinned: false,
+    confidenceDecayHalfLifeDays: 90,
+  };
+}

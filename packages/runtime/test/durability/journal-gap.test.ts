@@ -134,11 +134,14 @@ describe.each(SELECTED)("%s store: a writer killed between the playbook write an
             const history = await runOperation(historyOperation, deps, { bulletId });
             expect(history.events.filter((e) => matches(line, e)), `${label}: history of ${bulletId}`).toHaveLength(landed ? 1 : 0);
           }
-          // Doctor's journal checks see no gap and no unsettled intent.
+          // Doctor sees no gap; on YAML it reports the interrupted change (and offers to settle it).
           const diagnosis = await store.diagnose!();
           const journalChecks = diagnosis.checks.filter((c) => c.category === "Audit Journal");
-          expect(journalChecks.filter((c) => c.status !== "pass"), `${label}: doctor`).toEqual([]);
-          expect(diagnosis.fixableIssues.filter((i) => i.category === "Audit Journal"), `${label}: doctor fixes`).toEqual([]);
+          expect(journalChecks.filter((c) => c.status !== "pass").map((c) => c.item), `${label}: doctor`).toEqual(backend === "yaml" ? ["Global interrupted change"] : []);
+          expect(diagnosis.fixableIssues.filter((i) => i.category === "Audit Journal").map((i) => i.id), `${label}: doctor fixes`).toEqual(
+            backend === "yaml" ? ["settle-journal-intent-global"] : [],
+          );
+          expect(journalChecks.find((c) => c.item === "Global journal coverage")?.status, `${label}: coverage`).toBe("pass");
         } finally {
           store.close?.();
         }
@@ -153,6 +156,13 @@ describe.each(SELECTED)("%s store: a writer killed between the playbook write an
           next.close?.();
         }
         expect(fileProblems(backend, dir), label).toEqual([]);
+        const settled = openStore(backend, dir);
+        try {
+          const diagnosis = await settled.diagnose!();
+          expect(diagnosis.checks.filter((c) => c.category === "Audit Journal" && c.status !== "pass"), `${label}: doctor after the next write`).toEqual([]);
+        } finally {
+          settled.close?.();
+        }
         if (backend === "yaml") {
           expect(existsSync(join(dir, "events.pending.json")), `${label}: settled`).toBe(false);
           const onDisk = readFileSync(join(dir, "events.jsonl"), "utf8")
