@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Operation } from "@cass-memory/core";
-import { runOperation } from "@cass-memory/core";
+import { redactFor, runOperation } from "@cass-memory/core";
 import type { Runtime } from "@cass-memory/runtime";
 import { encodeToon, envWantsToon } from "./formats.js";
-import { printJson, printLine, successEnvelope, writeStdout, type SuccessExtras } from "./output.js";
+import { printJson, printLine, setOutputRedactor, successEnvelope, writeStdout, type SuccessExtras } from "./output.js";
 import { VERSION } from "./version.js";
 
 /**
@@ -107,6 +107,11 @@ export function createCliContext(argv: readonly string[], options: { verbose: bo
         // `cm storage …` reports data left in the other backend itself (no start-up warning).
         const quietStorageWarning = argv.slice(2).find((a) => !a.startsWith("-")) === "storage";
         return mod.createRuntime({ cliName, verbose: options.verbose, version: VERSION, loadLlm, loadSqliteStore, quietStorageWarning });
+      }).then((rt) => {
+        // From here on, output is redacted with the configured scanner (extras, allowlist).
+        const config = rt.deps.config;
+        setOutputRedactor(config.sanitization.enabled ? (text) => redactFor(config, text) : (text) => text);
+        return rt;
       });
       return runtimePromise;
     },

@@ -1,5 +1,18 @@
 import { writeSync } from "node:fs";
 import { VERSION } from "./version.js";
+import { redactDeep, redactSecrets } from "@cass-memory/core";
+
+/**
+ * Every byte cm prints passes the secret detector (issue 21): JSON values are redacted string by
+ * string before they are serialised, and all text (human output, TOON, stderr) once more as a
+ * whole. The CLI swaps in the configured scanner (extras, allowlist, or none when sanitization is
+ * disabled) once the runtime is loaded; before that the built-in detector is used.
+ */
+let redactText: (text: string) => string = (text) => redactSecrets(text).text;
+
+export function setOutputRedactor(redact: (text: string) => string): void {
+  redactText = redact;
+}
 
 /**
  * The only module that writes to stdout. JSON is pretty-printed with 2 spaces and a trailing
@@ -37,7 +50,7 @@ function writeAllSync(fd: number, text: string): void {
 
 /** Writes text to stdout, synchronously and completely. */
 export function writeStdout(text: string): void {
-  writeAllSync(1, text);
+  writeAllSync(1, redactText(text));
 }
 
 /** Writes one line (newline added) to stdout. */
@@ -47,11 +60,11 @@ export function printLine(text = ""): void {
 
 /** Writes diagnostics to stderr (never stdout). */
 export function writeStderr(text: string): void {
-  writeAllSync(2, text.endsWith("\n") ? text : `${text}\n`);
+  writeAllSync(2, redactText(text.endsWith("\n") ? text : `${text}\n`));
 }
 
 export function printJson(value: unknown): void {
-  writeStdout(`${JSON.stringify(value, null, 2)}\n`);
+  writeStdout(`${JSON.stringify(redactDeep(value, redactText), null, 2)}\n`);
 }
 
 export interface EnvelopeMetadata {

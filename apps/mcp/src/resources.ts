@@ -1,5 +1,7 @@
 import {
   compileSanitizer,
+  redactDeep,
+  redactFor,
   loadMergedPlaybook,
   outcomeLogLayer,
   readOutcomeLog,
@@ -102,7 +104,7 @@ export function registerResources(server: McpServer, ctx: ServerContext): void {
       spec.uri,
       { title: spec.title, description: spec.description, mimeType: "application/json" },
       async (uri) => ({
-        contents: [{ uri: uri.href, mimeType: "application/json", text: cappedText(spec.uri, await spec.read(ctx)) }],
+        contents: [{ uri: uri.href, mimeType: "application/json", text: cappedText(spec.uri, redactDeep(await spec.read(ctx), (text: string) => redactFor(ctx.deps.config, text))) }],
       }),
     );
   }

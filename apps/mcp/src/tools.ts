@@ -10,6 +10,8 @@ import {
   markOperation,
   memorySearchOperation,
   outcomeOperation,
+  redactDeep,
+  redactFor,
   reflectOperation,
   rememberOperation,
   runOperation,
@@ -279,7 +281,9 @@ export async function callOperationTool(spec: ToolSpec, ctx: ServerContext, args
     const deps = spec.learning ? { ...ctx.deps, learning: await ctx.runtime.learning() } : ctx.deps;
     const run = () => (spec.run !== undefined ? spec.run(deps, input, args) : runOperation(spec.operation, deps, input));
     const limited = typeof spec.admission === "function" ? spec.admission(input) : Boolean(spec.admission);
-    const data = (await (limited ? ctx.admission.run(run) : run())) as Record<string, unknown>;
+    // Every string of a result passes the secret detector before it leaves the server (issue 21).
+    const redact = (text: string) => redactFor(ctx.deps.config, text);
+    const data = redactDeep((await (limited ? ctx.admission.run(run) : run())) as Record<string, unknown>, redact);
     const text = JSON.stringify(data);
     const bytes = Buffer.byteLength(text, "utf8");
     if (bytes > MCP_MAX_RESPONSE_BYTES) {
@@ -290,7 +294,7 @@ export async function callOperationTool(spec: ToolSpec, ctx: ServerContext, args
     }
     return { content: [{ type: "text", text }], structuredContent: data };
   } catch (error) {
-    const payload = errorPayload(error);
+    const payload = redactDeep(errorPayload(error), (text: string) => redactFor(ctx.deps.config, text));
     if (payload.error.code === "INTERNAL_ERROR") {
       ctx.deps.logger.error(`${toolName(spec)}: ${String(payload.error.message)}`);
       if (error instanceof Error && error.stack) ctx.deps.logger.debug(error.stack);

@@ -94,6 +94,10 @@ export type { SectionAddress } from "./storage/sections.js";
 export { updateLogLine, updateLogText } from "./storage/log-update.js";
 export type { LogLineUpdate } from "./storage/log-update.js";
 export { migrateSections, summarizeSection, verifySections } from "./storage/migrate.js";
+export { redactingTransfer } from "./storage/redact-transfer.js";
+export type { RedactingTransfer } from "./storage/redact-transfer.js";
+export { redactCounting, redactFor, refuseSecrets, secretKindsIn, secretScannerFor, tallyTotal } from "./operations/secret-guard.js";
+export type { SecretTally } from "./operations/secret-guard.js";
 export type {
   MigrateSectionsOptions,
   MigrateSectionsResult,

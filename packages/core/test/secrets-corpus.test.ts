@@ -72,6 +72,18 @@ describe("detector details", () => {
     expect(redactSecrets("mysql://root:hunter2@localhost/db").text).toBe("mysql://[USER]:[PASS]@localhost/db");
   });
 
+  it("finds an assignment inside another key's value (`text: DB_PASSWORD=…`)", () => {
+    expect(redactSecrets("session text: POSTGRES_PASSWORD=Pg9x!Tq7Lm2Vw and more").text).toBe("session text: POSTGRES_PASSWORD=[CREDENTIAL_REDACTED] and more");
+  });
+
+  it("redacting serialized JSON text keeps it valid JSON (no span eats an escape)", () => {
+    for (const sample of samples) {
+      const json = JSON.stringify({ text: sample.text, quoted: `"${sample.text}"`, nested: { line: `\n${sample.text}\n` } }, null, 2);
+      const out = redactSecrets(json).text;
+      expect(() => JSON.parse(out)).not.toThrow();
+    }
+  });
+
   it("does not treat type annotations, env references or placeholders as values", () => {
     for (const text of ["password: string", "token: z.string()", "api_key=<API_KEY>", "secret=${SECRET}", "TOKEN=$TOKEN", "password: '********'", "tokens: 4096"]) {
       expect(detectSecrets(text), text).toEqual([]);

@@ -1,6 +1,6 @@
 import { generateText, NoObjectGeneratedError, Output, type LanguageModel } from "ai";
 import type { z } from "zod";
-import { AppError, type Clock, type CostLedger, type Logger } from "@cass-memory/core";
+import { AppError, redactSecrets, type Clock, type CostLedger, type Logger } from "@cass-memory/core";
 import { assertWithinBudget, recordUsage, type TokenUsage } from "./budget.js";
 import { isRetryableLlmError, isStructuredOutputUnsupported, toLlmAppError } from "./errors.js";
 import { parseStructured, schemaAsText } from "./json.js";
@@ -35,9 +35,9 @@ export interface GenerateStructuredOptions<S extends z.ZodType> {
   model: LanguageModel;
   /** The reply's shape; the result is always validated with it. */
   schema: S;
-  /** Instructions (ours; not sanitised). */
+  /** Instructions (ours; redacted like the prompt all the same). */
   system?: string;
-  /** The request text; sanitised again here when `sanitize` is given. */
+  /** The request text; always redacted here (with `sanitize`, or the built-in detector). */
   prompt: string;
   settings: LlmSettings;
   ledger: CostLedger;
@@ -112,7 +112,11 @@ export async function generateStructured<S extends z.ZodType>(
   const sleep = options.sleep ?? realSleep;
   const capabilities = options.capabilities ?? { structuredOutputs: settings.structuredOutputs };
   const task = options.task ?? "request";
-  const prompt = options.sanitize ? options.sanitize(options.prompt) : options.prompt;
+  // Nothing reaches a model unredacted (issue 21): the configured sanitizer when given, else the
+  // built-in secret detector, over the prompt and the system text alike.
+  const clean = options.sanitize ?? ((text: string) => redactSecrets(text).text);
+  const prompt = clean(options.prompt);
+  const system = options.system === undefined ? undefined : clean(options.system);
   const deadline = clock.now().getTime() + settings.timeouts.totalMs;
   const record = (usage: TokenUsage | undefined) => recordUsage({ ledger, settings, usage, clock, logger });
   keepSdkOffTheConsole();
@@ -146,7 +150,7 @@ export async function generateStructured<S extends z.ZodType>(
 
     try {
       if (textMode) {
-        const result = await generateText({ ...common, system: textModeSystem(options.system, schema) });
+        const result = await generateText({ ...common, system: textModeSystem(system, schema) });
         reportWarnings(logger, task, result.warnings);
         await record(usageOf(result.usage));
         const parsed = parseStructured(result.text, schema);
@@ -155,7 +159,7 @@ export async function generateStructured<S extends z.ZodType>(
       } else {
         const result = await generateText({
           ...common,
-          ...(options.system === undefined ? {} : { system: options.system }),
+          ...(system === undefined ? {} : { system }),
           output: Output.object({ schema, ...(options.schemaName === undefined ? {} : { name: options.schemaName }) }),
         });
         reportWarnings(logger, task, result.warnings);

@@ -60,6 +60,7 @@ export function createLlmLearning(options: CreateLlmLearningOptions): LlmLearnin
   const sanitizer = compileSanitizer({
     enabled: config.sanitization?.enabled ?? true,
     extraPatterns: config.sanitization?.extraPatterns ?? [],
+    allowlist: config.sanitization?.allowlist ?? [],
   });
   for (const warning of sanitizer.warnings) logger.warn(warning);
 

@@ -278,6 +278,19 @@ describe("generateStructured", () => {
     expect(promptText(model, 0)).toContain("[AWS_ACCESS_KEY]");
     expect(promptText(model, 0)).not.toContain("AKIAABCDEFGHIJKLMNOP");
   });
+
+  it("redacts prompt and system text with the built-in detector when no sanitizer is given", async () => {
+    // Fake values assembled at run time (issue 21: an LLM request carried POSTGRES_PASSWORD=…).
+    const password = ["Pg", "9x!", "Tq7", "Lm2", "Vw"].join("");
+    const key = ["s", "k-", "proj-", "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7dEf0h"].join("");
+    const { run, model } = setup([GOOD], { prompt: `session text: POSTGRES_PASSWORD=${password} and OPENAI_API_KEY=${key}`, system: `Never echo ${key}` });
+    await run();
+    const sent = JSON.stringify(model.doGenerateCalls[0]?.prompt);
+    expect(sent).not.toContain(password);
+    expect(sent).not.toContain(key.slice(8, 30));
+    expect(sent).toContain("POSTGRES_PASSWORD=[CREDENTIAL_REDACTED]");
+    expect(sent).toContain("[OPENAI_KEY]");
+  });
 });
 
 describe("extractJson", () => {

@@ -31,6 +31,8 @@ export interface StderrLoggerOptions {
   verbose?: boolean;
   /** Receives one line without its newline; default writes to process.stderr. */
   write?: (line: string) => void;
+  /** Applied to every message before it is written (the secret detector: logs never hold a secret). */
+  redact?: (text: string) => string;
 }
 
 /**
@@ -38,7 +40,9 @@ export interface StderrLoggerOptions {
  * `[cm] ERROR: `); debug lines only when verbose. Never touches stdout.
  */
 export function createStderrLogger(options: StderrLoggerOptions = {}): Logger {
-  const write = options.write ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const raw = options.write ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const redact = options.redact;
+  const write = redact ? (line: string) => raw(redact(line)) : raw;
   const verbose = Boolean(options.verbose);
   return {
     debug(message) {

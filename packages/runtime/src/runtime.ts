@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { type Config, type LearningComponents, type StorageBackend, type LlmStatus, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
+import { redactFor, type Config, type LearningComponents, type StorageBackend, type LlmStatus, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
 import { createLexicalCache } from "./lexical-cache.js";
 import { createEmbedderLoader, createEmbeddingCache, embeddingLoaderOf, type EmbeddingModule } from "./embeddings.js";
 import { createEpisodicSource } from "./episodic.js";
@@ -126,7 +126,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     if (detected !== config.storage.backend) warnings.push(`Using the ${detected} store found in ${globalDir} while ${unreadable.path} cannot be read.`);
     config.storage.backend = detected;
   }
-  const logger = createStderrLogger({ verbose: Boolean(options.verbose) || config.verbose, ...(write ? { write } : {}) });
+  const logger = createStderrLogger({ verbose: Boolean(options.verbose) || config.verbose, ...(write ? { write } : {}), redact: (text) => redactFor(config, text) });
   for (const warning of warnings) logger.warn(warning);
 
   // The store of `storage.backend` (YAML by default); the SQLite module is loaded only for sqlite.

@@ -12,6 +12,8 @@
  *   names it), so no part of a secret survives because another pattern claimed a piece of it.
  * - Inputs longer than MAX_SCAN_CHARS are scanned in overlapping windows, so the cost stays
  *   bounded per character and a secret crossing a window border is still seen whole.
+ * - No value span contains a backslash (PEM blocks aside, which hold whole escapes), so redacting
+ *   serialized JSON text never breaks an escape sequence.
  * - `allowlist` entries (literal strings, or `/regex/` patterns) are never treated as secrets.
  * - Replacement tokens are those of the original `cm` where one existed (`[AWS_ACCESS_KEY]`,
  *   `[API_KEY]`, `[TOKEN]`, `[CREDENTIAL_REDACTED]`, `[GITHUB_PAT]`, …) and new ones otherwise.
@@ -206,7 +208,10 @@ const SECRET_WORDS = ["password", "passwd", "passphrase", "pwd", "secret", "toke
  * segment) one of the secret words: POSTGRES_PASSWORD, db.password, apiKey, client_secret,
  * GITHUB_TOKEN, secretKey. `tokenizer`, `tokens`, `passwordless` and `author` do not.
  */
+const SECRET_WORD_HINT = /pass|pwd|secret|token|key|credential/i;
+
 function keyNamesSecret(key: string): string | null {
+  if (!SECRET_WORD_HINT.test(key)) return null;
   const lower = key.toLowerCase();
   const normal = lower.replace(/-/g, "_");
   for (const word of SECRET_WORDS) {
@@ -247,7 +252,7 @@ function assignedValueIsSecret(value: string, quoted: boolean): boolean {
   return true;
 }
 
-const ASSIGNMENT = /(?<![A-Za-z0-9_.-])(["']?)([A-Za-z][A-Za-z0-9_.-]{0,63})\1[ \t]{0,8}(?::=|=>|:|=)[ \t]{0,8}(?:"([^"\r\n]{1,512})"|'([^'\r\n]{1,512})'|([^\s"',;`]{1,512}))/dg;
+const ASSIGNMENT = /(?<![A-Za-z0-9_.-])(["']?)([A-Za-z][A-Za-z0-9_.-]{0,63})\1[ \t]{0,8}(?::=|=>|:|=)[ \t]{0,8}(?:"([^"\\\r\n]{1,512})"|'([^'\\\r\n]{1,512})'|([^\s"',;`\\]{1,512}))/dg;
 
 const RULES: readonly Rule[] = [
   {
@@ -335,7 +340,7 @@ const RULES: readonly Rule[] = [
     kind: "url_credentials",
     priority: 80,
     // scheme://user:password@host — the span is `user:password`.
-    pattern: /\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}):\/\/([^\s:/@"'<>[\]]{0,128}):([^\s@/"'<>]{1,256})@(?=[A-Za-z0-9[])/dg,
+    pattern: /\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}):\/\/([^\s:/@"'<>[\]\\]{0,128}):([^\s@/"'<>\\]{1,256})@(?=[A-Za-z0-9[])/dg,
     accept: (m) => {
       const user = groupSpan(m, 2);
       const pass = groupSpan(m, 3);
@@ -446,6 +451,10 @@ function scanWindow(text: string, offset: number, extras: readonly RegExp[], all
       const hit = rule.accept(m, text);
       if (hit && hit.end > hit.start && !isAllowed(text.slice(hit.start, hit.end), allow)) {
         out.push({ kind: rule.kind, start: hit.start + offset, end: hit.end + offset, replacement: hit.replacement, priority: rule.priority });
+      } else if (!hit) {
+        // A rejected match may hide one inside it (`text: API_TOKEN=…` read as key `text`): look
+        // again from the next character. Lookbehinds keep the retries to word starts.
+        rule.pattern.lastIndex = m.index + 1;
       }
     }
   }

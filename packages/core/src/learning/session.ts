@@ -1,4 +1,6 @@
 import { AppError } from "../errors.js";
+import { redactDeep } from "../domain/secrets.js";
+import { redactFor } from "../operations/secret-guard.js";
 import { agentFromSessionPath } from "../domain/curator.js";
 import { compileSanitizer } from "../domain/sanitize.js";
 import { sha256Hex } from "../domain/sha256.js";
@@ -83,10 +85,13 @@ export function diaryEntryFromDraft(session: SessionTranscript, draft: DiaryDraf
 
 /** Runs the diary writer on a session and returns the entry (not saved). */
 export async function writeDiaryEntry(
-  deps: Pick<OperationDeps, "clock">,
+  deps: Pick<OperationDeps, "clock"> & Partial<Pick<OperationDeps, "config">>,
   writer: DiaryWriter,
   session: SessionTranscript,
 ): Promise<DiaryEntry> {
   const draft = await writer.write(session);
-  return diaryEntryFromDraft(session, draft, deps.clock.now().toISOString());
+  const entry = diaryEntryFromDraft(session, draft, deps.clock.now().toISOString());
+  // The transcript was redacted, but a writer (an LLM) may still produce a secret: redact again.
+  const config = deps.config;
+  return config ? redactDeep(entry, (text) => redactFor(config, text)) : entry;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { compileSanitizer } from "../domain/sanitize.js";
+import { redactDeep } from "../domain/secrets.js";
 import {
   buildCassQuery,
   deprecatedPatternWarnings,
@@ -262,8 +263,10 @@ async function applyVerifications(
     .map((entry) => entry.bullet);
 }
 
-export function toSnippet(hit: HistoryHit, sanitize: (text: string) => string): HistorySnippet {
-  const flat = sanitize(hit.snippet).replace(/[\r\n]+/g, " ").trim();
+export function toSnippet(raw: HistoryHit, sanitize: (text: string) => string): HistorySnippet {
+  // Every text field of a hit (title, snippet, content, …) is redacted, not only the snippet.
+  const hit = redactDeep(raw, sanitize);
+  const flat = hit.snippet.replace(/[\r\n]+/g, " ").trim();
   const snippet = flat.length > SNIPPET_MAX_CHARS ? `${flat.slice(0, SNIPPET_MAX_CHARS)}...` : flat;
   const created = hit.created_at;
   return {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AppError } from "../errors.js";
 import { deprecateBullet, newBullet } from "../domain/curator.js";
 import { defineOperation } from "../operation.js";
+import { refuseSecrets } from "./secret-guard.js";
 import { locateBullet, mutatePlaybookJournaled, requireBulletIndex, requireNonEmpty } from "./shared.js";
 
 export const ForgetInputSchema = z.object({
@@ -41,6 +42,7 @@ export const forgetOperation = defineOperation({
         details: { missing: "reason", usage: `${deps.cliName} forget <bulletId> --reason <reason>` },
       });
     }
+    refuseSecrets(deps.config, "reason", reason);
     const located = await locateBullet(deps, bulletId);
     if (!located) throw new AppError("BULLET_NOT_FOUND", `Bullet ${bulletId} not found`, { details: { bulletId } });
 

@@ -6,6 +6,7 @@ import { defineOperation } from "../operation.js";
 import { MATURITIES } from "../schemas/playbook.js";
 import { locateBullet, requireBulletIndex, requireNonEmpty, mutatePlaybookJournaled } from "./shared.js";
 import { requireWithinLimit } from "../domain/input-limits.js";
+import { refuseSecrets } from "./secret-guard.js";
 
 export const MarkInputSchema = z.object({
   bulletId: z.string(),
@@ -37,6 +38,7 @@ export const markOperation = defineOperation({
   async run(deps, input): Promise<MarkResult> {
     const bulletId = requireNonEmpty("bulletId", input.bulletId);
     requireWithinLimit("reason", input.reason, "reasonBytes", deps.config, "Give the reason in a sentence.");
+    refuseSecrets(deps.config, "reason", input.reason);
     if (Boolean(input.helpful) === Boolean(input.harmful)) {
       throw new AppError("MISSING_REQUIRED", "Must specify exactly one of --helpful or --harmful", {
         hint: `${deps.cliName} mark ${bulletId} --helpful`,

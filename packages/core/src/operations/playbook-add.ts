@@ -8,6 +8,7 @@ import { EvidenceSchema, VerificationSchema, type Bullet, type Evidence, type Ve
 import { BulletOutputSchema } from "./playbook-list.js";
 import { mutatePlaybookJournaled } from "./shared.js";
 import { recordSessionRules } from "./onboard.js";
+import { refuseSecrets } from "./secret-guard.js";
 import { inputLimitsOf, overLimitMessage, requireWithinLimit, utf8Bytes } from "../domain/input-limits.js";
 
 export const PlaybookAddInputSchema = z.object({
@@ -158,6 +159,7 @@ async function addRules(
     });
   }
   requireWithinLimit("content", content, "ruleBytes", deps.config, "A rule is one imperative sentence or a short paragraph; split longer advice into several rules.");
+  refuseSecrets(deps.config, "rule", { content, category: input.category, tags: input.tags, evidence: input.evidence });
   const bullet = { ...makeManualBullet(deps, content, input.category, input.session), ...provenanceOf(deps, input) };
   await mutatePlaybookJournaled(deps, layer, { operation: "add", ...(input.session ? { source: input.session } : {}) }, (playbook) => {
     playbook.bullets.push(bullet);
@@ -250,6 +252,8 @@ async function addBatch(
       fail(content ?? "[item]", parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; "));
       continue;
     }
+    // A secret stops the whole batch at once; the failure list would otherwise echo it.
+    refuseSecrets(deps.config, `rule in ${batch.source === "-" ? "stdin" : batch.source}`, parsed.data);
     const over = overLimitFailure(deps, parsed.data.content, parsed.data.category);
     if (over !== null) {
       fail(parsed.data.content.slice(0, 200), over);

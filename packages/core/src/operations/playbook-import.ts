@@ -4,6 +4,7 @@ import { defineOperation, formatZodIssues } from "../operation.js";
 import { BulletSchema, type Bullet } from "../schemas/playbook.js";
 import { isPlainObject } from "../schemas/tolerant.js";
 import { layerPath, mutatePlaybookJournaled } from "./shared.js";
+import { redactCounting, tallyTotal, type SecretTally } from "./secret-guard.js";
 
 export const PlaybookImportInputSchema = z.object({
   /** Absolute path of the imported file (reported back; the front end reads and parses it). */
@@ -22,6 +23,8 @@ export const PlaybookImportResultSchema = z.object({
   skipped: z.number(),
   updated: z.number(),
   validationWarnings: z.array(z.string()).optional(),
+  /** Secrets found in the imported rules and redacted before they were written (counts by kind). */
+  secretsRedacted: z.object({ total: z.number(), byKind: z.record(z.string(), z.number()) }).optional(),
 });
 export type PlaybookImportResult = z.output<typeof PlaybookImportResultSchema>;
 
@@ -52,9 +55,11 @@ export const playbookImportOperation = defineOperation({
     const nowIso = deps.clock.now().toISOString();
     const valid: Bullet[] = [];
     const errors: string[] = [];
+    // Imports are not refused for a secret: it is redacted and counted (issue 21).
+    const tally: SecretTally = {};
     items.forEach((item, index) => {
       const parsed = BulletSchema.safeParse(fillDefaults(item, nowIso, () => deps.ids.bulletId()));
-      if (parsed.success) valid.push(parsed.data);
+      if (parsed.success) valid.push(redactCounting(deps.config, parsed.data, tally));
       else errors.push(`bullets[${index}]: ${formatZodIssues(parsed.error)}`);
     });
     if (valid.length === 0 && items.length > 0) {
@@ -89,6 +94,7 @@ export const playbookImportOperation = defineOperation({
       targetPath: layerPath(deps, layer),
       ...counts,
       ...(errors.length > 0 ? { validationWarnings: errors } : {}),
+      ...(tallyTotal(tally) > 0 ? { secretsRedacted: { total: tallyTotal(tally), byKind: tally as Record<string, number> } } : {}),
     };
   },
 });

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { redactDeep } from "../domain/secrets.js";
+import { redactFor } from "./secret-guard.js";
 import { AppError, isAppError } from "../errors.js";
 import { curatePlaybook, type CurationResult } from "../domain/curator.js";
 import { parseInlineFeedback } from "../domain/inline-feedback.js";
@@ -233,7 +235,8 @@ async function reflect(deps: OperationDeps, learning: ResolvedLearning, input: R
     }
   }
 
-  const deltas = works.flatMap((w) => w.deltas);
+  // Learned rules come from redacted session text; a reflector may still echo a secret: redact.
+  const deltas = works.flatMap((w) => w.deltas).map((d) => redactDeep(d, (text) => redactFor(deps.config, text)));
   result.sessionsProcessed = works.length;
   result.deltasGenerated = deltas.length;
   const outcomes = works.flatMap((w) => (w.outcome !== undefined ? [w.outcome] : []));

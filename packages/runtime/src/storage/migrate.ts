@@ -6,6 +6,7 @@ import {
   isPlainObject,
   migrateSections,
   parseSectionKey,
+  redactingTransfer,
   sectionLayer,
   summarizeSection,
   verifySections,
@@ -143,6 +144,8 @@ export interface MigrateStorageResult {
   installed: Array<{ layer: Layer; files: string[] }>;
   config: { path: string; updated: boolean };
   warnings: string[];
+  /** Secrets found in the source and redacted in the target (counts by kind, never values). */
+  secretsRedacted?: { total: number; byKind: Partial<Record<string, number>> };
 }
 
 function requireTransfer(store: Store, backend: StorageBackend): StoreTransfer {
@@ -277,7 +280,8 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
   }
 
   async function run(): Promise<MigrateStorageResult> {
-    const source = requireTransfer(sourceStore, from);
+    const source = redactingTransfer(requireTransfer(sourceStore, from), rt.deps.config);
+    // Secrets in the source are redacted on the way to the target and counted (issue 21).
     const stage = stagingDirs(live, to);
     const stageLayerDirs = layers.map((layer) => layerDirOf(stage, layer));
     const startPrint = await fingerprint(from, live, layers);
@@ -425,6 +429,10 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
       warnings.push(`${skippedLines} unreadable line(s) of the ${from} data were not copied (they stay in the ${from} files).`);
     }
     const copied = copiedResult.copied;
+    const redacted = source.tally();
+    if (redacted.total > 0) {
+      warnings.push(`${redacted.total} secret(s) found in the ${from} data were redacted in the ${to} copy (${Object.entries(redacted.byKind).map(([k, n]) => `${k}: ${n}`).join(", ")}); the ${from} files still hold them: run '${cli} doctor --fix' on them or delete them.`);
+    }
     return {
       ...base,
       status: "migrated",
@@ -439,6 +447,7 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
         skippedLines,
       },
       verified: { sections: verification.keys.length },
+      ...(source.tally().total > 0 ? { secretsRedacted: source.tally() } : {}),
       backups,
       installed,
       config: { path: configPath, updated: configUpdated },
