@@ -399,5 +399,15 @@ describe("cm setup --hooks for the other clients", () => {
     const ok = runHook(command, payload("npm run build"));
     expect(ok.code).toBe(0);
     expect(ok.stderr).toBe("");
+
+    // Windsurf's MCP file is user-only; project-scope hooks are written alone.
+    const repo = join(home, "work", "ws");
+    mkdirSync(repo, { recursive: true });
+    gitInit(repo);
+    const project = cm(["setup", "windsurf", "--hooks", "--scope", "project", "--json"], { home, cwd: repo });
+    expect(project.code, project.stderr).toBe(0);
+    expect(project.json().data.hooks).toMatchObject({ scope: "project", path: join(repo, ".windsurf", "hooks.json"), action: "created" });
+    expect(project.json().data.hooks.notes.join(" ")).toContain("only the hooks were written");
+    expect(commandFor(readJson(join(repo, ".windsurf", "hooks.json")), "pre_run_command")).toContain("hook windsurf pre-run-command");
   });
 });

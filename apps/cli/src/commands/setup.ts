@@ -83,13 +83,19 @@ export function registerSetup(program: Command, ctx: CliContext): void {
         hookClientSpec(client);
         await setupHooks({ client, scope: flags.scope, uninstall: Boolean(flags.uninstall), dryRun: true });
       }
-      if (flags.hooks && flags.uninstall) {
-        const hooks = await setupHooks({ client, scope: flags.scope, uninstall: true, dryRun: Boolean(flags.dryRun) });
+      // Hooks alone: --uninstall, or a scope the client's MCP configuration does not have
+      // (Windsurf's MCP file is user-only, its hooks also exist per project).
+      const scope = flags.scope?.trim().toLowerCase();
+      const mcpScopeMissing = flags.hooks === true && scope !== undefined && !(clientSpec(client).scopes as readonly string[]).includes(scope);
+      if (flags.hooks && (flags.uninstall || mcpScopeMissing)) {
+        const hooks = await setupHooks({ client, scope: flags.scope, uninstall: Boolean(flags.uninstall), dryRun: Boolean(flags.dryRun) });
+        if (mcpScopeMissing && !flags.uninstall) hooks.notes.push(`${clientSpec(client).label} has no ${scope}-scope MCP configuration, so only the hooks were written; '${cli} setup ${client}' writes the user-scope server entry.`);
+        if (!json) for (const w of hooks.warnings) writeStderr(`Warning: ${w}`);
         if (hooks.dryRun && !json) {
           renderHooksDryRun(hooks);
           return;
         }
-        emit(ctx, { client: hooks.client, hooks }, () => renderHooks(hooks));
+        emit(ctx, { client: hooks.client, hooks }, () => renderHooks(hooks), hooks.warnings.length > 0 ? { warnings: hooks.warnings } : undefined);
         return;
       }
       const result: SetupResult & { hooks?: HookSetupResult } = await setupClient({
