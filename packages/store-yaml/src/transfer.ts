@@ -28,6 +28,7 @@ import {
 import type { CostEntry, CostTotals, DiaryEntry, JournalEvent, Layer, LogName, Logger, OnboardingState, Playbook, StoreSection, StoreTransfer } from "@cass-memory/core";
 import { atomicWriteFile, listDir, readError, readJsonl, withLock, type LockOptions } from "@cass-memory/node-files";
 import { backupFile } from "./diagnostics.js";
+import { intentPathFor, pendingView, readBytesOrNull } from "./journal-intent.js";
 import { REPO_PLAYBOOK_HEADER, decodePlaybook, leadingComments, toYaml } from "./yaml-codec.js";
 
 /**
@@ -143,6 +144,10 @@ export function createYamlTransfer(options: YamlTransferOptions): StoreTransfer 
       if (parsed.success) events.push(parsed.data);
       else skipped += 1;
     }
+    // The events of an interrupted change whose playbook write happened (docs/adr/0012-journal-crash-safety.md).
+    const pending = await pendingView(options.playbookPath(layer) as string, path, await readBytesOrNull(path).catch(() => null));
+    events.push(...pending.extra);
+    if (pending.tornFragment) skipped -= 1;
     return { key, kind: "journal", layer, events, skipped };
   }
 
@@ -271,8 +276,17 @@ export function createYamlTransfer(options: YamlTransferOptions): StoreTransfer 
 
   async function writeJournal(layer: Layer, events: readonly JournalEvent[]): Promise<void> {
     requireLayerDir(layer);
-    // Mutations append to the journal holding the playbook's lock.
-    await withLock(options.playbookPath(layer) as string, () => writeJsonLines(options.journalPath(layer) as string, events), lockOptions);
+    // Mutations append to the journal holding the playbook's lock. The journal is replaced as a
+    // whole, so an interrupted change of the journal it replaces no longer applies.
+    const journalPath = options.journalPath(layer) as string;
+    await withLock(
+      options.playbookPath(layer) as string,
+      async () => {
+        await writeJsonLines(journalPath, events);
+        await unlink(intentPathFor(journalPath)).catch(() => undefined);
+      },
+      lockOptions,
+    );
   }
 
   async function writeBlocked(layer: Layer, blocked: readonly unknown[], toxic: readonly unknown[]): Promise<void> {

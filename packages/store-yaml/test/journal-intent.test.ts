@@ -258,3 +258,17 @@ function bulletFixture(id: string, content: string) {
     confidenceDecayHalfLifeDays: 90,
   };
 }
+
+describe("YAML store: transfer and the journal intent", () => {
+  it("an export after a crash carries the interrupted change's events; writing a journal section drops the target's intent", async () => {
+    const r = await recordMutation(["e-1", "e-2"]);
+    await crashState({ playbook: r.playbookAfter, journal: r.journalBefore, intent: r.intent });
+    const transfer = store().transfer!;
+    const key = (await transfer.listSections()).find((k) => k.includes("journal") && k.includes("global"))!;
+    const section = await transfer.readSection(key);
+    expect(section.kind === "journal" ? ids(section.events) : []).toEqual(["e-0", "e-1", "e-2"]);
+    await transfer.writeSection(section);
+    expect(existsSync(intentPath())).toBe(false);
+    expect(lineIds(await readFile(journalPath(), "utf8"))).toEqual(["e-0", "e-1", "e-2"]);
+  });
+});
