@@ -23,8 +23,39 @@ export function setOutputRedactor(redact: (text: string) => string): void {
 let stdoutClosed = false;
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 
-function writeAllSync(fd: number, text: string): void {
+/** Any control character other than tab and newline (C0, DEL, C1), escape sequences included. */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+/** An SGR colour sequence (ESC [ digits;… m), the only escape sequence cm itself writes. */
+const SGR = "\u001b\\[[0-9;]*m";
+const ESCAPES = new RegExp(
+  // SGR | other CSI | OSC (to BEL or ST) | other ESC + one char | any single control character
+  `(${SGR})|\u001b\\[[0-?]*[ -/]*[@-~]|\u001b\\][^\u0007\u001b]*(?:\u0007|\u001b\\\\)?|\u001b[@-_]?|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]`,
+  "g",
+);
+
+/**
+ * Text safe for a terminal: stored rule text, session snippets or file content could carry escape
+ * sequences that retitle the window, write the clipboard (OSC 52), hide text or move the cursor.
+ * Every control character except tab and newline is removed; colour (SGR) sequences are kept only
+ * when `keepColor` (cm's own styling, when colour is on). JSON output never contains raw control
+ * characters, so it passes through unchanged.
+ */
+export function terminalSafe(text: string, keepColor: boolean): string {
+  if (!CONTROL.test(text)) return text;
+  return text.replace(ESCAPES, (match, sgr: string | undefined) => (sgr !== undefined && keepColor ? match : ""));
+}
+
+function colorOn(fd: number): boolean {
+  const env = process.env;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== "") return false;
+  if (env.FORCE_COLOR === "0") return false;
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "") return true;
+  return (fd === 1 ? process.stdout.isTTY : process.stderr.isTTY) === true;
+}
+
+function writeAllSync(fd: number, raw: string): void {
   if (fd === 1 && stdoutClosed) return;
+  const text = terminalSafe(raw, colorOn(fd));
   const buffer = Buffer.from(text, "utf8");
   let offset = 0;
   let spins = 0;
@@ -64,7 +95,16 @@ export function writeStderr(text: string): void {
 }
 
 export function printJson(value: unknown): void {
-  writeStdout(`${JSON.stringify(redactDeep(value, redactText), null, 2)}\n`);
+  writeStdout(`${escapeC1(JSON.stringify(redactDeep(value, redactText), null, 2))}\n`);
+}
+
+/**
+ * JSON.stringify escapes control characters below U+0020 but not DEL and the C1 range
+ * (U+007F-U+009F, where U+009B starts a terminal command): those are escaped too, so JSON output
+ * never carries a raw control character and the text it holds arrives unchanged.
+ */
+function escapeC1(json: string): string {
+  return /[\u007f-\u009f]/.test(json) ? json.replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`) : json;
 }
 
 export interface EnvelopeMetadata {

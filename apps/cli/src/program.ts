@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { AppError } from "@cass-memory/core";
 import { argvWantsJson, type CliContext } from "./cli-context.js";
 import { registerContext } from "./commands/context.js";
 import { registerDoctor } from "./commands/doctor.js";
@@ -21,16 +22,17 @@ import { registerStarters } from "./commands/starters.js";
 import { registerServe } from "./commands/serve.js";
 import { registerSetup } from "./commands/setup.js";
 import { registerStorage } from "./commands/storage.js";
-import { VERSION } from "./version.js";
 import { registerTrauma } from "./commands/trauma.js";
+import { VERSION } from "./version.js";
 
 /**
  * Applies the global flags from a pre-scan of the raw argv, as the original does, so they take
  * effect wherever they appear: --no-color, --no-emoji, --width <n>, --verbose (and --color,
  * --emoji). Returns whether --verbose was given.
  */
-export function applyGlobalFlags(args: readonly string[], env: NodeJS.ProcessEnv = process.env): { verbose: boolean } {
+export function applyGlobalFlags(args: readonly string[], env: NodeJS.ProcessEnv = process.env): { verbose: boolean; width?: string } {
   let verbose = false;
+  let width: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--") break;
@@ -45,10 +47,22 @@ export function applyGlobalFlags(args: readonly string[], env: NodeJS.ProcessEnv
     else if (arg === "--verbose") {
       verbose = true;
       env.CASS_MEMORY_VERBOSE = "1";
-    } else if (arg === "--width" && args[i + 1] !== undefined) env.CASS_MEMORY_WIDTH = args[i + 1]!;
-    else if (arg.startsWith("--width=")) env.CASS_MEMORY_WIDTH = arg.slice("--width=".length);
+    } else if (arg === "--width" && args[i + 1] !== undefined) env.CASS_MEMORY_WIDTH = width = args[i + 1]!;
+    else if (arg.startsWith("--width=")) env.CASS_MEMORY_WIDTH = width = arg.slice("--width=".length);
   }
-  return { verbose };
+  return width !== undefined ? { verbose, width } : { verbose };
+}
+
+/** `--width` takes a whole number of columns (20-1000); anything else is bad input, not silently ignored. */
+export function checkWidth(width: string | undefined, cli: string): void {
+  if (width === undefined) return;
+  const n = /^\s*\d+\s*$/.test(width) ? Number(width) : Number.NaN;
+  if (!(n >= 20 && n <= 1000)) {
+    throw new AppError("INVALID_INPUT", "width must be an integer between 20 and 1000.", {
+      hint: `${cli} stats --width 100`,
+      details: { field: "width", received: width, min: 20, max: 1000 },
+    });
+  }
 }
 
 export function buildProgram(ctx: CliContext): Command {
@@ -96,6 +110,7 @@ export function buildProgram(ctx: CliContext): Command {
       "  Health:    doctor (dr), privacy status|enable|disable|allow|deny",
       "  Onboard:   onboard status|gaps|sample|read|prompt|guided|mark-done|reset",
       "  Guides:    quickstart, project, --examples, --info",
+      "  Safety:    trauma list|add|heal|remove|import, guard --install|--git, audit --trauma",
       "",
     ].join("\n"),
   );
@@ -110,7 +125,6 @@ export function buildProgram(ctx: CliContext): Command {
   registerSetup(program, ctx);
   registerServe(program, ctx);
   registerMemory(program, ctx);
-      "  Safety:    trauma list|add|heal|remove|import, guard --install|--git, audit --trauma",
   registerInsight(program, ctx);
   registerDoctor(program, ctx);
   registerPrivacy(program, ctx);
@@ -119,8 +133,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerUsage(program, ctx);
   registerValidate(program, ctx);
   registerStorage(program, ctx);
+  registerTrauma(program, ctx);
   registerGuard(program, ctx);
   registerHook(program, ctx);
   return program;
 }
-  registerTrauma(program, ctx);

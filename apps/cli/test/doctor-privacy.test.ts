@@ -212,7 +212,7 @@ describe("cm privacy", () => {
     expect(missing.code).toBe(2);
     expect(missing.json().error).toMatchObject({ code: "MISSING_REQUIRED", message: "privacy allow requires <agent>" });
     expect(cm(["privacy", "status", "--days", "0", "--json"], opts()).json().error.code).toBe("INVALID_INPUT");
-    expect(cm(["privacy"], opts()).code).toBe(1);
+    expect(cm(["privacy"], opts()).code).toBe(2);
 
     mkdirSync(globalDir());
     writeFileSync(configPath(), "{ broken");

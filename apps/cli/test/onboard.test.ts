@@ -40,9 +40,9 @@ function writeClaudeSession(name: string, userText: string, assistantText: strin
 }
 
 describe("cm onboard (no history)", () => {
-  it("without a subcommand prints help on stderr and exits 1", () => {
+  it("without a subcommand prints help on stderr and exits 2 (usage error)", () => {
     const r = cm(["onboard"], opts());
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain("mark-done");
     expect(r.stdout).toBe("");
   });

@@ -40,19 +40,35 @@ describe("cm playbook", () => {
     expect(r.json().error.message).toBe("Content argument required unless using --file");
   });
 
-  it("adds a batch from stdin with --file -", () => {
-    const input = JSON.stringify([{ content: "Prefer pnpm scripts", category: "tooling" }, { content: "Pin CI images" }, { content: "" }]);
-    const r = cm(["playbook", "add", "--file", "-", "--category", "ops", "--json"], { home, input });
+  it("adds a batch from stdin with --file -, all or nothing", () => {
+    const good = [{ content: "Prefer pnpm scripts", category: "tooling" }, { content: "Pin CI images" }];
+    const mixed = cm(["playbook", "add", "--file", "-", "--category", "ops", "--json"], { home, input: JSON.stringify([...good, { content: "" }]) });
+    expect(mixed.code).toBe(2);
+    expect(mixed.json().error).toMatchObject({ code: "INVALID_INPUT", message: "1 of 3 rules in stdin are invalid. Nothing was added." });
+    expect(mixed.json().error.details.failed).toEqual([{ content: "", error: expect.stringMatching(/^content: /) }]);
+    expect(listIds()).toHaveLength(0);
+
+    const r = cm(["playbook", "add", "--file", "-", "--category", "ops", "--json"], { home, input: JSON.stringify(good) });
     expect(r.code).toBe(0);
     const data = r.json().data;
-    expect(data.summary).toEqual({ total: 3, succeeded: 2, skipped: 0, failed: 1 });
+    expect(data.summary).toEqual({ total: 2, succeeded: 2, skipped: 0, failed: 0 });
     expect(data.added.map((x: { category: string }) => x.category)).toEqual(["tooling", "ops"]);
     expect(listIds()).toHaveLength(2);
 
     const unreadable = cm(["add", "--file", join(home, "nope.json"), "--json"], { home });
-    expect(unreadable.json().success).toBe(true);
-    expect(unreadable.json().data.success).toBe(false);
-    expect(unreadable.json().data.failed[0].error).toMatch(/^Failed to read input: /);
+    expect(unreadable.code).toBe(4);
+    expect(unreadable.json().error.code).toBe("FILE_NOT_FOUND");
+    for (const [input, message] of [
+      ["{not json", /invalid JSON/],
+      ['{"content": "an object, not an array"}', /expected a JSON array/],
+      [`${"[".repeat(20000)}${"]".repeat(20000)}`, /nested deeper than 64 levels/],
+      ['[{"content": 42}]', /1 of 1 rules/],
+    ] as const) {
+      const bad = cm(["add", "--file", "-", "--json"], { home, input });
+      expect(bad.code, input.slice(0, 20)).toBe(2);
+      expect(bad.json().error.message).toMatch(message);
+    }
+    expect(listIds()).toHaveLength(2);
   });
 
   it("removes: dry run, soft, hard without and with --yes", () => {

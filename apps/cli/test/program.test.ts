@@ -22,26 +22,56 @@ describe("program", () => {
     }
   });
 
-  it("shows help with the agent banner, and help on stderr with exit 1 without a command", () => {
+  it("shows help with the agent banner, and help on stderr with exit 2 (a usage error) without a command", () => {
     const help = cm(["--help"], { home });
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Start here (agents):\n  cm context "<task>" --json');
     expect(help.stdout).toContain("Global options:");
     const bare = cm([], { home });
-    expect(bare.code).toBe(1);
+    expect(bare.code).toBe(2);
     expect(bare.stdout).toBe("");
     expect(bare.stderr).toContain("Usage: cm");
-    expect(cm(["playbook"], { home }).code).toBe(1);
+    expect(cm(["playbook"], { home }).code).toBe(2);
+    expect(cm(["playbook"], { home }).stderr).toContain("Usage: cm playbook");
   });
 
-  it("reports commander parse errors on stderr with exit 1, even with --json", () => {
+  it("reports commander parse errors with exit 2: usage on stderr, and with --json an error envelope on stdout", () => {
     const unknown = cm(["frobnicate", "--json"], { home });
-    expect(unknown.code).toBe(1);
-    expect(unknown.stdout).toBe("");
+    expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("unknown command 'frobnicate'");
+    expect(unknown.json()).toMatchObject({ success: false, error: { code: "INVALID_INPUT", exitCode: 2 } });
+    expect(unknown.json().error.message).toContain("unknown command 'frobnicate'");
+    expect(unknown.json().error.hint).toBe("Run 'cm frobnicate --help' for the commands and options.");
     const missingArg = cm(["mark"], { home });
-    expect(missingArg.code).toBe(1);
+    expect(missingArg.code).toBe(2);
+    expect(missingArg.stdout).toBe("");
     expect(missingArg.stderr).toContain("missing required argument");
+    const missingValue = cm(["context", "task", "--limit"], { home });
+    expect(missingValue.code).toBe(2);
+    expect(cm(["context", "task", "--no-such-flag", "--json"], { home }).json().error).toMatchObject({ code: "INVALID_INPUT", message: "unknown option '--no-such-flag'" });
+  });
+
+  it("refuses a --width that is not a number of columns (exit 2)", () => {
+    for (const width of ["NaN", "0", "-5", "1e3", "abc"]) {
+      const r = cm(["stats", "--width", width, "--json"], { home });
+      expect(r.code, width).toBe(2);
+      expect(r.json().error).toMatchObject({ code: "INVALID_INPUT", message: "width must be an integer between 20 and 1000." });
+    }
+    expect(cm(["stats", "--width", "100", "--json"], { home }).code).toBe(0);
+  });
+
+  it("never passes terminal escape sequences from stored text to a terminal, while --json keeps the text", () => {
+    const evil = "Rotate keys \u001b]0;owned\u0007weekly \u001b[2J\u001b]52;c;ZXZpbA==\u0007now\u009b31m";
+    const id = cm(["playbook", "add", evil, "--json"], { home }).json().data.bullet.id as string;
+    const human = cm(["playbook", "get", id], { home });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain("Rotate keys weekly now");
+    expect(human.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    const colored = cm(["playbook", "get", id], { home, env: { NO_COLOR: undefined, FORCE_COLOR: "1" } });
+    expect(colored.stdout).not.toContain("\u001b]");
+    expect(colored.stdout).not.toContain("\u001b[2J");
+    expect(colored.stdout).toContain("\u001b["); // cm's own colours stay
+    expect(cm(["playbook", "get", id, "--json"], { home }).json().data.bullet.content).toBe(evil);
   });
 
   it("accepts global options anywhere", () => {

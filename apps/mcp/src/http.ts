@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { isIPv4, isIPv6, type AddressInfo } from "node:net";
-import { AppError } from "@cass-memory/core";
+import { AppError, MAX_JSON_DEPTH, jsonNestedDeeperThan } from "@cass-memory/core";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createServerContext, type ServerContext, type ServerContextOptions } from "./context.js";
 import { resourceUris } from "./resources.js";
@@ -319,8 +319,14 @@ export async function startHttpServer(options: HttpServerOptions = {}): Promise<
       return;
     }
     let parsed: unknown;
+    const text = body.body.toString("utf8");
+    if (jsonNestedDeeperThan(text)) {
+      // Parsing would work, but validating or echoing such a message overflows the stack.
+      send(res, 400, rpcError(-32600, `Bad request: JSON nested deeper than ${MAX_JSON_DEPTH} levels`));
+      return;
+    }
     try {
-      parsed = JSON.parse(body.body.toString("utf8"));
+      parsed = JSON.parse(text);
     } catch {
       send(res, 400, BAD_REQUEST_BODY);
       return;

@@ -679,6 +679,7 @@ export {
   shannonEntropy,
 } from "./domain/secrets.js";
 export type { RedactionResult, SecretFinding, SecretKind, SecretScanner, SecretScannerOptions } from "./domain/secrets.js";
+export { MAX_JSON_DEPTH, jsonNestedDeeperThan } from "./domain/json-depth.js";
 export { parseInlineFeedback } from "./domain/inline-feedback.js";
 export type { InlineFeedback } from "./domain/inline-feedback.js";
 export {

@@ -61,12 +61,15 @@ describe("input limits", () => {
     expect(cat).toMatchObject({ code: "INVALID_INPUT", details: { field: "category", limit: 128 } });
     expect((await store.readPlaybook("global"))?.bullets ?? []).toEqual([]);
 
-    const batch = await runOperation(playbookAddOperation, deps, {
-      batch: { source: "rules.json", text: JSON.stringify([{ content: "Run the tests first" }, { content: "x".repeat(5000) }]) },
-    });
-    if (!("failed" in batch)) throw new Error("expected a batch result");
-    expect(batch.added.map((a) => a.content)).toEqual(["Run the tests first"]);
-    expect(batch.failed).toEqual([{ content: "x".repeat(200), error: "content is 4.9 KiB, over the limit of 4 KiB. (config inputLimits.ruleBytes)" }]);
+    // A batch is all or nothing: the over-limit item stops the whole file.
+    const batch = await rejection(
+      runOperation(playbookAddOperation, deps, {
+        batch: { source: "rules.json", text: JSON.stringify([{ content: "Run the tests first" }, { content: "x".repeat(5000) }]) },
+      }),
+    );
+    expect(batch).toMatchObject({ code: "INVALID_INPUT", message: "1 of 2 rules in rules.json are invalid. Nothing was added." });
+    expect((batch.details as { failed: unknown }).failed).toEqual([{ content: "x".repeat(200), error: "content is 4.9 KiB, over the limit of 4 KiB. (config inputLimits.ruleBytes)" }]);
+    expect((await store.readPlaybook("global"))?.bullets ?? []).toEqual([]);
   });
 
   it("rejects long feedback reasons and search queries", async () => {

@@ -389,6 +389,7 @@ export const outcomeOperation = defineOperation({
     const session = input.session !== undefined ? requireNonEmpty("session", input.session) : MANUAL_OUTCOME_SESSION;
     const sentiment: Sentiment =
       input.sentiment !== undefined ? oneOfValue("sentiment", input.sentiment, SENTIMENTS) : detectSentiment(input.text);
+    await requireSomeKnownRule(deps, rules, outcome);
 
     const outcomeInput: OutcomeInput = {
       sessionId: session,
@@ -408,6 +409,22 @@ export const outcomeOperation = defineOperation({
     return { applied: result.applied, missing: result.missing, type: scored.type, weight: scored.decayedValue, sentiment };
   },
 });
+
+/**
+ * An outcome naming only rules that exist in neither layer is a mistake (a typo, another
+ * machine's ids): refused, nothing recorded. Some unknown ids among known ones are recorded and
+ * reported in `missing`, as the original does.
+ */
+async function requireSomeKnownRule(deps: OperationDeps, rules: readonly string[], outcome: OutcomeStatus): Promise<void> {
+  const hasRepo = deps.store.locations.repoDir !== null;
+  const [global, repo] = await Promise.all([deps.store.readPlaybook("global"), hasRepo ? deps.store.readPlaybook("repo") : Promise.resolve(null)]);
+  const known = new Set([...(global?.bullets ?? []), ...(repo?.bullets ?? [])].map((b) => b.id));
+  if (rules.some((id) => known.has(id))) return;
+  throw new AppError("BULLET_NOT_FOUND", `No rule with ${rules.length === 1 ? "this id" : "any of these ids"} exists: ${rules.join(", ")}. Nothing was recorded.`, {
+    hint: `Use the ids cm context returned (e.g. ${deps.cliName} outcome ${outcome} b-abc123); list them with: ${deps.cliName} playbook list`,
+    details: { field: "rules", missing: [...rules] },
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // cm outcome-apply

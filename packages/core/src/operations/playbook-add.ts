@@ -10,6 +10,7 @@ import { mutatePlaybookJournaled } from "./shared.js";
 import { recordSessionRules } from "./onboard.js";
 import { refuseSecrets } from "./secret-guard.js";
 import { inputLimitsOf, overLimitMessage, requireWithinLimit, utf8Bytes } from "../domain/input-limits.js";
+import { MAX_JSON_DEPTH, jsonNestedDeeperThan } from "../domain/json-depth.js";
 
 export const PlaybookAddInputSchema = z.object({
   content: z.string().optional(),
@@ -231,35 +232,53 @@ async function addBatch(
     result.failed.push({ content, error });
   };
 
-  let items: unknown[] | null = null;
+  // A batch is all or nothing: an unreadable file, text that is not a JSON array, or any invalid
+  // item stops it before anything is written.
+  const example = `[{"content": "Run the linter before pushing", "category": "workflow"}]`;
   if (batch.readError !== undefined || batch.text === null) {
-    fail(`[file: ${batch.source}]`, `Failed to read input: ${batch.readError ?? "no input"}`);
-  } else {
-    try {
-      const parsed: unknown = JSON.parse(batch.text);
-      if (Array.isArray(parsed)) items = parsed;
-      else fail("[input]", "Input must be a JSON array of {content, category?} objects");
-    } catch (error) {
-      fail("[input]", `Invalid JSON: ${(error as Error).message}`);
-    }
+    throw new AppError("FILE_NOT_FOUND", `Could not read ${batch.source}: ${batch.readError ?? "no input"}`, {
+      hint: `Pass a readable file (or '-' for stdin) holding a JSON array such as ${example}`,
+      details: { file: batch.source },
+    });
+  }
+  const invalidBatch = (message: string) =>
+    new AppError("INVALID_INPUT", `${batch.source === "-" ? "stdin" : batch.source}: ${message}. Nothing was added.`, {
+      hint: `The input must be a JSON array such as ${example}`,
+      details: { file: batch.source },
+    });
+  if (jsonNestedDeeperThan(batch.text)) throw invalidBatch(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  let items: unknown[];
+  try {
+    const parsed: unknown = JSON.parse(batch.text);
+    if (!Array.isArray(parsed)) throw invalidBatch("expected a JSON array of {content, category?} objects");
+    items = parsed;
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw invalidBatch(`invalid JSON (${(error as Error).message})`);
   }
 
   const bullets: Bullet[] = [];
-  for (const item of items ?? []) {
+  items.forEach((item, index) => {
     const parsed = BatchItemSchema.safeParse(item);
     if (!parsed.success) {
-      const content = typeof (item as { content?: unknown })?.content === "string" ? (item as { content: string }).content : JSON.stringify(item);
-      fail(content ?? "[item]", parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; "));
-      continue;
+      const content = typeof (item as { content?: unknown })?.content === "string" ? (item as { content: string }).content.slice(0, 200) : `[item ${index + 1}]`;
+      fail(content, parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; "));
+      return;
     }
     // A secret stops the whole batch at once; the failure list would otherwise echo it.
     refuseSecrets(deps.config, `rule in ${batch.source === "-" ? "stdin" : batch.source}`, parsed.data);
     const over = overLimitFailure(deps, parsed.data.content, parsed.data.category);
     if (over !== null) {
       fail(parsed.data.content.slice(0, 200), over);
-      continue;
+      return;
     }
     bullets.push(makeManualBullet(deps, parsed.data.content, parsed.data.category ?? defaultCategory, session));
+  });
+  if (result.failed.length > 0) {
+    throw new AppError("INVALID_INPUT", `${result.failed.length} of ${items.length} rules in ${batch.source === "-" ? "stdin" : batch.source} are invalid. Nothing was added.`, {
+      hint: `Fix the listed items (each needs a non-empty "content" string; "category" is optional), then re-run.`,
+      details: { file: batch.source, failed: result.failed },
+    });
   }
   if (bullets.length > 0) {
     await mutatePlaybookJournaled(deps, layer, { operation: "add", source: batch.source }, (playbook) => {
@@ -269,7 +288,7 @@ async function addBatch(
   result.added = bullets.map((b) => ({ id: b.id, content: b.content, category: b.category }));
   await recordOnboardingSession(deps, session, bullets.length);
   result.summary = {
-    total: items === null ? result.failed.length : items.length,
+    total: items.length,
     succeeded: result.added.length,
     skipped: result.skipped.length,
     failed: result.failed.length,
