@@ -111,6 +111,18 @@ describe("cm guard --install (Claude Code)", () => {
     expect(JSON.parse(readFileSync(backup, "utf8"))).toEqual(original);
   });
 
+  it("replaces the Node shell guard of 'cm setup claude-code --hooks' instead of adding a second guard", () => {
+    expect(cm(["setup", "claude-code", "--hooks", "--scope", "project", "--json"], { home, cwd: project }).code).toBe(0);
+    const settingsPath = join(project, ".claude", "settings.json");
+    const before = JSON.parse(readFileSync(settingsPath, "utf8"));
+    expect(JSON.stringify(before.hooks.PreToolUse)).toContain("pre-tool-use");
+    expect(cm(["guard", "--install", "--json"], { home, cwd: project }).code).toBe(0);
+    const after = JSON.parse(readFileSync(settingsPath, "utf8"));
+    expect(after.hooks.PreToolUse).toEqual([{ matcher: "Bash", hooks: [{ type: "command", command: "$CLAUDE_PROJECT_DIR/.claude/hooks/trauma_guard.py" }] }]);
+    // The other lifecycle hooks stay.
+    expect(after.hooks.UserPromptSubmit).toEqual(before.hooks.UserPromptSubmit);
+  });
+
   it("refuses a settings file that is not JSON and writes nothing (exit 3)", () => {
     const settingsPath = join(project, ".claude", "settings.json");
     writeFileSync(settingsPath, '{ "hooks": { "PreToolUse": [ }');

@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prng } from "../../../packages/runtime/test/durability/prng.mjs";
 import { startHttpServer, type HttpServerHandle } from "../src/http.js";
@@ -88,6 +89,7 @@ describe("fuzzed JSON-RPC over HTTP", () => {
         problems.push(`${shown} → ${response.status} not JSON: ${text.slice(0, 200)}`);
       }
     }
+    if (process.env.CM_FUZZ_REPORT) writeFileSync(process.env.CM_FUZZ_REPORT, `${JSON.stringify({ seed: MCP_FUZZ_SEED, runs: MCP_FUZZ_RUNS, statuses: Object.fromEntries(statuses), problems: problems.length })}\n`);
     expect(problems).toEqual([]);
     expect(statuses.get(200) ?? 0).toBeGreaterThan(MCP_FUZZ_RUNS / 2);
     // Broken and too-deep bodies were sent and answered 400.

@@ -5,6 +5,7 @@ import { AppError } from "@cass-memory/core";
 import { detectJsonLayout, formatJson, isPlainObject, scanJson } from "../setup/json-config.js";
 import { applyFile } from "../setup/setup.js";
 import { findGitRoot } from "../paths.js";
+import { isCmHookCommand } from "../hooks/config.js";
 import { CLAUDE_GUARD_SCRIPT, GIT_GUARD_SCRIPT, preCommitSnippet } from "./scripts.js";
 
 /**
@@ -82,6 +83,12 @@ async function writeScript(path: string, content: string, now: () => number): Pr
   return applied.action !== "unchanged";
 }
 
+/** A PreToolUse group whose only hooks are `cm hook claude-code pre-tool-use`. */
+function isCmShellGuard(group: unknown): boolean {
+  if (!isPlainObject(group) || !Array.isArray(group.hooks) || group.hooks.length === 0) return false;
+  return group.hooks.every((hook) => isPlainObject(hook) && isCmHookCommand(hook.command, "claude-code") && /\bpre-tool-use['"]?\s*$/.test(String(hook.command)));
+}
+
 /** Does any PreToolUse hook of these settings already run the trauma guard? */
 export function settingsHaveGuard(settings: Record<string, unknown>): boolean {
   const hooks = settings.hooks;
@@ -156,7 +163,9 @@ export async function installClaudeGuard(options: GuardOptions = {}): Promise<Cl
       }
       already = false;
       const hooks = isPlainObject(settings.hooks) ? settings.hooks : {};
-      const pre = Array.isArray(hooks.PreToolUse) ? hooks.PreToolUse : [];
+      // The script replaces the Node shell guard `cm setup claude-code --hooks` may have installed:
+      // one guard per command is enough.
+      const pre = (Array.isArray(hooks.PreToolUse) ? hooks.PreToolUse : []).filter((group) => !isCmShellGuard(group));
       hooks.PreToolUse = [...pre, { matcher: "Bash", hooks: [{ type: "command", command: CLAUDE_GUARD_COMMAND }] }];
       settings.hooks = hooks;
       return { action: text === null ? "created" : "updated", content: formatJson(settings, detectJsonLayout(text)) };
