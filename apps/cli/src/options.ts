@@ -1,5 +1,6 @@
+import { readFile, stat } from "node:fs/promises";
 import { createInterface } from "node:readline/promises";
-import { AppError } from "@cass-memory/core";
+import { AppError, DEFAULT_INPUT_LIMITS, overLimitMessage, toAppError } from "@cass-memory/core";
 
 /**
  * Flag parsing shared by the commands. Numbers use the original's strict integer syntax
@@ -51,11 +52,44 @@ export function oneOf<T extends string>(name: string, raw: string, allowed: read
 }
 
 /** The whole of stdin as text ("" when stdin is a terminal: never block waiting for a human). */
-export async function readStdin(): Promise<string> {
+export async function readStdin(maxBytes: number = DEFAULT_INPUT_LIMITS.fileBytes): Promise<string> {
   if (process.stdin.isTTY) return "";
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  let total = 0;
+  for await (const chunk of process.stdin) {
+    const buffer = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+    total += buffer.length;
+    if (total > maxBytes) throw tooLarge("stdin", total, maxBytes);
+    chunks.push(buffer);
+  }
   return Buffer.concat(chunks).toString("utf8");
+}
+
+function tooLarge(what: string, bytes: number, limit: number): AppError {
+  return new AppError("INVALID_INPUT", overLimitMessage(what, bytes, limit), {
+    hint: "Split the input into smaller files. The limit is the config key inputLimits.fileBytes.",
+    details: { field: what, bytes, limit, configKey: "inputLimits.fileBytes" },
+  });
+}
+
+/**
+ * Reads a file given as input, refusing one over `maxBytes` before reading it (FILE_NOT_FOUND when
+ * it does not exist).
+ */
+export async function readInputFile(path: string, maxBytes: number = DEFAULT_INPUT_LIMITS.fileBytes): Promise<string> {
+  let bytes: number;
+  try {
+    const st = await stat(path);
+    if (!st.isFile()) throw new AppError("INVALID_INPUT", `${path} is not a file.`, { details: { path } });
+    bytes = st.size;
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    const code = (error as { code?: unknown }).code;
+    if (code === "ENOENT" || code === "ENOTDIR") throw new AppError("FILE_NOT_FOUND", `File not found: ${path}`, { details: { path }, cause: error });
+    throw toAppError(error);
+  }
+  if (bytes > maxBytes) throw tooLarge(path, bytes, maxBytes);
+  return readFile(path, "utf8");
 }
 
 export function isInteractive(): boolean {

@@ -69,6 +69,18 @@ describe("cm playbook", () => {
       expect(bad.json().error.message).toMatch(message);
     }
     expect(listIds()).toHaveLength(2);
+
+    // Input files are bounded (inputLimits.fileBytes), checked before they are read.
+    writeFileSync(join(home, ".cass-memory", "config.json"), JSON.stringify({ inputLimits: { fileBytes: 64 } }));
+    const big = join(home, "big.json");
+    writeFileSync(big, JSON.stringify([{ content: "A rule long enough to pass the file limit of sixty-four bytes" }]));
+    for (const args of [["add", "--file", big], ["add", "--file", "-"], ["playbook", "import", big]]) {
+      const r = cm([...args, "--json"], { home, input: readFileSync(big, "utf8") });
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.json().error.message).toMatch(/over the limit of 64 bytes/);
+      expect(r.json().error.hint).toContain("inputLimits.fileBytes");
+    }
+    expect(listIds()).toHaveLength(2);
   });
 
   it("removes: dry run, soft, hard without and with --yes", () => {

@@ -239,7 +239,7 @@ export {
   TrimmedSchema,
 } from "./operations/context-view.js";
 export type { CompactContext, CompactOptions, CompactRule, CompactSnippet, Trimmed, TrimmedIds } from "./operations/context-view.js";
-export { DEFAULT_INPUT_LIMITS, inputLimitsOf, requireWithinLimit, utf8Bytes } from "./domain/input-limits.js";
+export { DEFAULT_INPUT_LIMITS, inputLimitsOf, overLimitMessage, requireWithinLimit, utf8Bytes } from "./domain/input-limits.js";
 export type { InputLimits } from "./domain/input-limits.js";
 export { FORGET_SOURCE_SESSION, forgetOperation } from "./operations/forget.js";
 export type { ForgetResult } from "./operations/forget.js";

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { extname, resolve } from "node:path";
 import type { Command } from "commander";
 import {
@@ -9,7 +8,7 @@ import {
   playbookImportOperation,
   playbookListOperation,
   playbookRemoveOperation,
-  toAppError,
+  inputLimitsOf,
   type PlaybookAddBatchResult,
   type PlaybookAddSingleResult,
   type PlaybookGetResult,
@@ -19,7 +18,7 @@ import { emit, run, type CliContext } from "../cli-context.js";
 import { beginWithFormat, reportTokenStats } from "../formats.js";
 import { registerBootstrap } from "./bootstrap.js";
 import { bold, dim, fixed, green, icon, layoutWidth, tildify, wrap, yellow } from "../human.js";
-import { ask, isInteractive, readStdin } from "../options.js";
+import { ask, isInteractive, readInputFile, readStdin } from "../options.js";
 import { writeStderr, writeStdout } from "../output.js";
 
 /**
@@ -189,7 +188,7 @@ export function defineAdd(cmd: Command, ctx: CliContext, op: typeof playbookAddO
         ...(flags.repo ? { repo: true } : {}),
       };
       if (flags.file !== undefined) {
-        const batch = await readBatch(flags.file);
+        const batch = await readBatch(flags.file, await fileLimit(ctx));
         const result = (await run(ctx, op, { ...common, batch })) as PlaybookAddBatchResult;
         emit(ctx, result, () => renderBatch(result));
         return;
@@ -219,19 +218,14 @@ export function defineAdd(cmd: Command, ctx: CliContext, op: typeof playbookAddO
     });
 }
 
-async function readBatch(file: string): Promise<{ source: string; text: string | null; readError?: string }> {
-  if (file === "-") {
-    try {
-      return { source: "-", text: await readStdin() };
-    } catch (error) {
-      return { source: "-", text: null, readError: (error as Error).message };
-    }
-  }
-  try {
-    return { source: file, text: await readFile(resolve(file), "utf8") };
-  } catch (error) {
-    return { source: file, text: null, readError: (error as Error).message };
-  }
+/** inputLimits.fileBytes of the configuration. */
+async function fileLimit(ctx: CliContext): Promise<number> {
+  return inputLimitsOf((await ctx.runtime()).config).fileBytes;
+}
+
+/** The batch text (stdin for `-`), bounded by inputLimits.fileBytes; a missing file is FILE_NOT_FOUND. */
+async function readBatch(file: string, maxBytes: number): Promise<{ source: string; text: string }> {
+  return { source: file, text: file === "-" ? await readStdin(maxBytes) : await readInputFile(resolve(file), maxBytes) };
 }
 
 function renderBatch(r: PlaybookAddBatchResult): string[] {
@@ -349,7 +343,7 @@ function defineImport(cmd: Command, ctx: CliContext): void {
     .action(async (file: string, flags: { replace?: boolean; repo?: boolean; json?: boolean }) => {
       ctx.begin(playbookImportOperation.command, Boolean(flags.json));
       const path = resolve(file);
-      const data = await readStructured(path);
+      const data = await readStructured(path, await fileLimit(ctx));
       const result = await run(ctx, playbookImportOperation, {
         file: path,
         data,
@@ -367,17 +361,8 @@ function defineImport(cmd: Command, ctx: CliContext): void {
 }
 
 /** Reads and parses a JSON or YAML file (by extension, else by sniffing the first character). */
-async function readStructured(path: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === "ENOENT" || code === "ENOTDIR") {
-      throw new AppError("FILE_NOT_FOUND", `File not found: ${path}`, { details: { path }, cause: error });
-    }
-    throw toAppError(error);
-  }
+async function readStructured(path: string, maxBytes: number): Promise<unknown> {
+  const text = await readInputFile(path, maxBytes);
   const ext = extname(path).toLowerCase();
   const asJson = ext === ".json" || (ext !== ".yaml" && ext !== ".yml" && /^\s*[[{]/.test(text));
   try {

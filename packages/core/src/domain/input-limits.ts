@@ -18,6 +18,8 @@ export interface InputLimits {
   reasonBytes: number;
   /** A search query (`memory_search`). */
   queryBytes: number;
+  /** A file or stdin read as input (`playbook add --file`, `playbook import`, a task on stdin). */
+  fileBytes: number;
 }
 
 export const DEFAULT_INPUT_LIMITS: Readonly<InputLimits> = {
@@ -26,6 +28,7 @@ export const DEFAULT_INPUT_LIMITS: Readonly<InputLimits> = {
   categoryBytes: 128,
   reasonBytes: 2 * 1024,
   queryBytes: 2 * 1024,
+  fileBytes: 64 * 1024 * 1024,
 };
 
 /** The configured limits, each falling back to its default when absent or not a positive integer. */
@@ -58,6 +61,7 @@ export function utf8Bytes(text: string): number {
 }
 
 function size(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
   return bytes >= 1024 ? `${(bytes / 1024).toFixed(bytes % 1024 === 0 ? 0 : 1)} KiB` : `${bytes} bytes`;
 }
 

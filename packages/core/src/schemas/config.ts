@@ -83,7 +83,7 @@ export const ConfigSchema = z.looseObject({
   /**
    * Beyond the original: the largest inputs operations accept, in bytes of UTF-8 (task, rule text,
    * category, feedback reason, search query); larger ones fail with INVALID_INPUT. Defaults in
-   * `DEFAULT_INPUT_LIMITS` (8 KiB, 4 KiB, 128, 2 KiB, 2 KiB).
+   * `DEFAULT_INPUT_LIMITS` (8 KiB, 4 KiB, 128, 2 KiB, 2 KiB, and 64 MiB for input files).
    */
   inputLimits: z
     .looseObject({
@@ -92,6 +92,7 @@ export const ConfigSchema = z.looseObject({
       categoryBytes: positiveInt.optional(),
       reasonBytes: positiveInt.optional(),
       queryBytes: positiveInt.optional(),
+      fileBytes: positiveInt.optional(),
     })
     .optional(),
   maxBulletsInContext: z.number().default(50),
