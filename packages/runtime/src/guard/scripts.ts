@@ -173,6 +173,15 @@ def no_emoji():
     return os.environ.get("CASS_MEMORY_NO_EMOJI", "") not in ("", "0", "false")
 `;
 
+/** Runs main(); any exception exits 0 (fail-open). */
+const PYTHON_ENTRY = String.raw`
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception:
+        sys.exit(0)
+`;
+
 /** `.claude/hooks/trauma_guard.py`: Claude Code PreToolUse hook for Bash commands. */
 export const CLAUDE_GUARD_SCRIPT = String.raw`#!/usr/bin/env python3
 # cass-memory trauma guard (HOT STOVE) for Claude Code, installed by "cm guard --install".
@@ -220,13 +229,7 @@ def main():
     }) + "\n")
     return 0
 
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception:
-        sys.exit(0)
-`;
+${PYTHON_ENTRY}`;
 
 /** `.git/hooks/trauma-guard-precommit.py`: blocks commits whose added lines match an active trauma. */
 export const GIT_GUARD_SCRIPT = String.raw`#!/usr/bin/env python3
@@ -281,13 +284,7 @@ def main():
         return 1
     return 0
 
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception:
-        sys.exit(0)
-`;
+${PYTHON_ENTRY}`;
 
 /** The lines `cm guard --git` adds to `.git/hooks/pre-commit`. */
 export function preCommitSnippet(guardPath: string): string {

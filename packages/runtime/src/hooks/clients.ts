@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { AppError } from "@cass-memory/core";
 import { homeDir } from "../paths.js";
-import type { SetupScope } from "../setup/clients.js";
+import { requireProjectRoot, type SetupScope } from "../setup/clients.js";
 
 /**
  * The agent clients whose lifecycle hooks `cm setup <client> --hooks` installs, and what each hook
@@ -186,13 +186,7 @@ export interface HookPathContext {
 export function hookConfigPath(client: HookClient, scope: SetupScope, ctx: HookPathContext): string {
   const home = homeDir(ctx.env);
   if (scope === "project") {
-    const root = ctx.projectRoot;
-    if (root === null) {
-      throw new AppError("CONFIG_INVALID", "Not in a git repository. Run from within a git repo.", {
-        hint: "cd into the repository to configure, or use --scope user",
-        details: { client, scope },
-      });
-    }
+    const root = requireProjectRoot(ctx.projectRoot, client);
     switch (client) {
       case "claude-code":
         return join(root, ".claude", "settings.json");

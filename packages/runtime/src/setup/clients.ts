@@ -191,17 +191,20 @@ function vscodeUserDir(env: Env, platform: NodeJS.Platform): string {
   return join(nonEmpty(env.XDG_CONFIG_HOME) ?? join(home, ".config"), "Code", "User");
 }
 
+/** The project root a project-scope file goes under; CONFIG_INVALID outside a repository. */
+export function requireProjectRoot(root: string | null, client: string): string {
+  if (root !== null) return root;
+  throw new AppError("CONFIG_INVALID", "Not in a git repository. Run from within a git repo.", {
+    hint: "cd into the repository to configure, or use --scope user",
+    details: { client, scope: "project" },
+  });
+}
+
 /** The configuration file of a client for a scope. Project scope needs a project root. */
 export function clientConfigPath(client: SetupClient, scope: SetupScope, ctx: PathContext): string {
   const home = homeDir(ctx.env);
   if (scope === "project") {
-    const root = ctx.projectRoot;
-    if (root === null) {
-      throw new AppError("CONFIG_INVALID", "Not in a git repository. Run from within a git repo.", {
-        hint: "cd into the repository to configure, or use --scope user",
-        details: { client, scope },
-      });
-    }
+    const root = requireProjectRoot(ctx.projectRoot, client);
     switch (client) {
       case "claude-code":
         return join(root, ".mcp.json");
