@@ -5,7 +5,10 @@ import { fileURLToPath } from "node:url";
 import { createTestBullet } from "@cass-memory/core/testing";
 import type { Bullet } from "@cass-memory/core";
 import { createRuntime, type Runtime } from "@cass-memory/runtime";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { createServerContext, type ServerContext } from "../src/context.js";
+import { createCmMcpServer } from "../src/server.js";
 import { expect } from "vitest";
 
 export const MCP_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -164,4 +167,15 @@ export async function exerciseEverything(client: Client): Promise<void> {
   expect(serve).toMatchObject({ enabled: true, limit: 2, maxQueue: 32, queueTimeoutMs: 20000 });
   expect(serve.totalAdmitted).toBeGreaterThanOrEqual(2);
   expect(await read("memory://serve")).toMatchObject({ enabled: true });
+}
+
+/** A server over a fresh context for `home`, and an SDK client connected to it in memory. */
+export async function connectInMemory(home: string, extraEnv: Record<string, string> = {}): Promise<{ client: Client; ctx: ServerContext }> {
+  const ctx = await createServerContext({ env: testEnv(home, extraEnv), cwd: home, runtimeOptions: { stderr: () => undefined } });
+  const server = createCmMcpServer(ctx);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "test", version: "1.0.0" });
+  await client.connect(clientSide);
+  return { client, ctx };
 }

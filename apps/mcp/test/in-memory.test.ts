@@ -1,11 +1,9 @@
 import { compactContext, contextOperation, memorySearchOperation, runOperation } from "@cass-memory/core";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createCmMcpServer } from "../src/server.js";
-import { createServerContext, type ServerContext } from "../src/context.js";
+import type { ServerContext } from "../src/context.js";
 import { CONTEXT_DEFAULT_MAX_TOKENS, CONTEXT_FULL_DEFAULT_MAX_TOKENS, TOOL_SPECS, advertisedInputSchema, operationInput } from "../src/tools.js";
-import { SEED_BULLETS, exerciseEverything, failure, ok, seedPlaybook, tempHome, testEnv } from "./helpers.js";
+import { SEED_BULLETS, connectInMemory, exerciseEverything, failure, ok, seedPlaybook, tempHome } from "./helpers.js";
 
 let home: string;
 let cleanup: () => void;
@@ -13,12 +11,7 @@ let ctx: ServerContext;
 let client: Client;
 
 async function connect(extraEnv: Record<string, string> = {}): Promise<void> {
-  ctx = await createServerContext({ env: testEnv(home, extraEnv), cwd: home, runtimeOptions: { stderr: () => undefined } });
-  const server = createCmMcpServer(ctx);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  client = new Client({ name: "test", version: "1.0.0" });
-  await client.connect(clientSide);
+  ({ client, ctx } = await connectInMemory(home, extraEnv));
 }
 
 beforeEach(async () => {

@@ -1,10 +1,7 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createCmMcpServer } from "../src/server.js";
-import { createServerContext } from "../src/context.js";
 import { MCP_MAX_RESPONSE_BYTES } from "../src/tools.js";
-import { SEED_BULLETS, failure, ok, seedPlaybook, tempHome, testEnv } from "./helpers.js";
+import { SEED_BULLETS, connectInMemory, failure, ok, seedPlaybook, tempHome } from "./helpers.js";
 
 /** Size caps of the MCP server: every tool result and resource, and the inputs the operations take. */
 
@@ -13,12 +10,7 @@ let cleanup: () => void;
 let client: Client;
 
 async function connect(): Promise<void> {
-  const ctx = await createServerContext({ env: testEnv(home), cwd: home, runtimeOptions: { stderr: () => undefined } });
-  const server = createCmMcpServer(ctx);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  client = new Client({ name: "test", version: "1.0.0" });
-  await client.connect(clientSide);
+  ({ client } = await connectInMemory(home));
 }
 
 beforeEach(async () => {

@@ -1,11 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createServerContext } from "../src/context.js";
-import { createCmMcpServer } from "../src/server.js";
-import { failure, ok, tempHome, testEnv } from "./helpers.js";
+import { connectInMemory, failure, ok, tempHome } from "./helpers.js";
 
 let home: string;
 let cleanup: () => void;
@@ -13,12 +10,7 @@ let client: Client;
 
 beforeEach(async () => {
   ({ home, cleanup } = tempHome());
-  const ctx = await createServerContext({ env: testEnv(home), cwd: home, runtimeOptions: { stderr: () => undefined } });
-  const server = createCmMcpServer(ctx);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  client = new Client({ name: "test", version: "1.0.0" });
-  await client.connect(clientSide);
+  ({ client } = await connectInMemory(home));
 });
 
 afterEach(async () => {
