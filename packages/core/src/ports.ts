@@ -645,6 +645,11 @@ export interface RuntimeReport {
    * working directory); `cm doctor` appends them to its own. Must not reject.
    */
   hostChecks?: () => Promise<HealthCheck[]>;
+  /**
+   * Copies every data file of the store (both layers) aside before a rewrite such as the doctor's
+   * secret redaction; returns the backup paths. `reason` names the backup directory.
+   */
+  backupStore?: (reason: string) => Promise<string[]>;
 }
 
 /** The outcome of resolving the configured model (never contacts it). */

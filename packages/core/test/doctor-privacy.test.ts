@@ -68,7 +68,7 @@ describe("doctor", () => {
     expect(result.selfTest).toBeUndefined();
     expect(check(result, "Cass Integration", "cass").message).toBe("fake available (version test)");
     expect(check(result, "LLM Configuration", "Provider").message).toBe("Provider: anthropic, model: claude-sonnet-5 (ANTHROPIC_API_KEY set)");
-    expect(check(result, "Sanitization Pattern Health", "Pattern Health").message).toBe("11 built-in + 0 custom patterns; no false positives on benign samples");
+    expect(check(result, "Sanitization Pattern Health", "Pattern Health").message).toBe("19 built-in + 0 custom patterns; no false positives on benign samples");
     expect(check(result, "Trauma System", "Database").message).toBe("Loaded 0 trauma patterns");
     expect(doctorOperation.output.parse(result)).toEqual(result);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { lookAlikes, secretSamples } from "../../../bench/secrets/corpus.mjs";
-import { SECRET_KINDS, compileSecretScanner, describeSecretKinds, detectSecrets, redactSecrets } from "../src/domain/secrets.js";
+import { SECRET_KINDS, compileSecretScanner, describeSecretKinds, detectSecrets, labelLooksRandom, redactSecrets } from "../src/domain/secrets.js";
 
 // The secrets corpus (issue 21 item 2): ≥ 60 generated secrets across ≥ 15 kinds must all be found
 // and fully redacted; ≥ 200 look-alikes must not be reported. bench/secrets-bench.mjs reports the
@@ -115,6 +115,12 @@ describe("detector details", () => {
     for (const text of ["a".repeat(200_000), "password=" + "x=".repeat(100_000), "-----BEGIN PRIVATE KEY-----" + " A".repeat(50_000), "eyJ" + "a".repeat(100_000), "x://" + "a:".repeat(50_000)]) {
       expect(Array.isArray(detectSecrets(text))).toBe(true);
     }
+  });
+
+  it("treats a random-looking tag or category as a secret, but not ordinary labels", () => {
+    const awsSecret = samples.find((x) => x.kind === "aws_secret_key")!.secret;
+    expect(labelLooksRandom(awsSecret)).toBe(true);
+    for (const label of ["testing", "react-testing-library", "ci/cd", "b1f4c2d0-8a7e-4f11-9c3a-2d5e6f708192", "TypeScriptStrictModeRules"]) expect(labelLooksRandom(label), label).toBe(false);
   });
 
   it("knows at least 15 kinds and describes kinds without values", () => {

@@ -8,6 +8,7 @@ import { loadConfig } from "./config.js";
 import { createIdGenerator, createNodeWorkspaceFiles, createStderrLogger, systemClock } from "./node-ports.js";
 import { findGitRoot, resolveGlobalDir } from "./paths.js";
 import { hostHealthChecks } from "./guard/health.js";
+import { backupStoreFiles } from "./storage/backup.js";
 import { backendFromData, refuseWrites, unreadableConfigError } from "./storage/unreadable-config.js";
 import { openStore, storageFromEnv, storeDirsOf, unmigratedDataWarning, type LoadSqliteModule, type StoreDirs } from "./storage/backend.js";
 
@@ -147,6 +148,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     configProblems: [...problems],
     recheckConfig: async () => loadConfig({ globalDir, repoRoot, env, tolerateInvalid: true }).problems,
     hostChecks: () => hostHealthChecks(cwd),
+    backupStore: (reason) => backupStoreFiles(config.storage.backend, storeDirs, reason, systemClock.now()),
     llmCredentials: visibleLlmCredentials(env),
     llmDisabled: env.CASS_MEMORY_LLM?.trim().toLowerCase() === "none",
     llmStatus: () => (llmStatus ??= resolveLlmStatus({ config, env, ...(options.loadLlm !== undefined ? { loadLlm: options.loadLlm } : {}) })),

@@ -1,4 +1,4 @@
-import type { HistoryHit, SessionSummary } from "@cass-memory/core";
+import { redactSecrets, type HistoryHit, type SessionSummary } from "@cass-memory/core";
 
 /**
  * Defensive parsers for cass's robot-mode output. Every shape the contract lists as old or new is
@@ -280,7 +280,8 @@ export function toHistoryHit(raw: unknown): HistoryHit | undefined {
   const sourcePath = str(raw.source_path) ?? str(raw.path) ?? str(raw.sessionPath);
   if (sourcePath === undefined) return undefined;
   const line = int(raw.line_number);
-  const snippet = str(raw.snippet) ?? str(raw.content) ?? "";
+  // cass does not redact: snippets and titles leave this adapter with secrets redacted (issue 21).
+  const snippet = redactSecrets(str(raw.snippet) ?? str(raw.content) ?? "").text;
   const score = typeof raw.score === "number" && Number.isFinite(raw.score) ? raw.score : typeof raw.score === "string" ? Number(raw.score) : undefined;
   const createdMs = toEpochMs(raw.created_at);
   const hit: HistoryHit = {
@@ -294,7 +295,7 @@ export function toHistoryHit(raw: unknown): HistoryHit | undefined {
   const workspace = str(raw.workspace);
   if (workspace !== undefined) hit.workspace = workspace;
   const title = str(raw.title);
-  if (title !== undefined) hit.title = title;
+  if (title !== undefined) hit.title = redactSecrets(title).text;
   if (score !== undefined && Number.isFinite(score)) hit.score = score;
   if (raw.created_at !== undefined) hit.created_at = createdMs ?? null;
   return hit;

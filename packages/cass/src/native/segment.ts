@@ -25,11 +25,12 @@ import { endianness } from "node:os";
 import { promisify } from "node:util";
 import { deflateRaw, inflateRawSync } from "node:zlib";
 
+import { redactSecrets } from "@cass-memory/core";
 import type { NormalizedConversation, SessionFileRef } from "../model.js";
 import { analyzeWord, scanWordSpans } from "./tokenize.js";
 
 /** Bump when the tokenizer, the stemmer or the file layout changes: older segments are rebuilt. */
-export const SEGMENT_VERSION = 1;
+export const SEGMENT_VERSION = 2;
 export const SEGMENT_FORMAT = "cass-memory-episodic-segment";
 /** Longest message text indexed and kept for snippets (characters). */
 export const MAX_DOC_CHARS = 32 * 1024;
@@ -927,7 +928,8 @@ export class SegmentWriter {
       const convNo = this.convs.length;
       this.convs.push({
         agent: conv.agent ?? file.ref.agent,
-        title: typeof conv.title === "string" ? conv.title : null,
+        // Secrets in session files stay there: the index keeps titles and texts redacted (issue 21).
+        title: typeof conv.title === "string" ? redactSecrets(conv.title).text : null,
         workspace: typeof conv.workspace === "string" && conv.workspace !== "" ? conv.workspace : null,
         sourcePath: typeof conv.sourcePath === "string" && conv.sourcePath !== "" ? conv.sourcePath : file.ref.path,
         externalId: typeof conv.externalId === "string" ? conv.externalId : null,
@@ -938,7 +940,7 @@ export class SegmentWriter {
       });
       for (const message of conv.messages ?? []) {
         if (typeof message?.content !== "string" || message.content.trim() === "") continue;
-        const text = cutText(message.content);
+        const text = cutText(redactSecrets(message.content).text);
         builder.addText(text);
         const length = builder.endDoc(this.docCount);
         if (length === 0) continue;

@@ -198,6 +198,15 @@ function looksRandom(value: string, minLength = 20): boolean {
   return shannonEntropy(value) >= ENTROPY_THRESHOLD;
 }
 
+/**
+ * True when `label` (a tag, a category: short words by nature) holds a random-looking token of 20+
+ * characters. Such a label is treated as a secret even with no secret word next to it.
+ */
+export function labelLooksRandom(label: string): boolean {
+  if (typeof label !== "string" || label.length < 20) return false;
+  return label.split(/[\s,;:=]+/).some((token) => looksRandom(token.replace(/=+$/, "")));
+}
+
 /** Placeholder values that are documentation, not secrets: <API_KEY>, ${TOKEN}, [REDACTED], xxxx… */
 const PLACEHOLDER = /^(?:<[^>]*>|\$\{[^}]*\}|\$\(?[A-Za-z_][A-Za-z0-9_]*\)?|\{\{[^}]*\}\}|\[[A-Z_]+\]|%[A-Za-z_][A-Za-z0-9_]*%|([x*.#•-])\1{2,}|(?:your|my|the|some|example|sample|dummy|fake|test|placeholder|changeme|redacted|secret|password|token|none|null|undefined|true|false|string|required|optional)(?:[_-][a-z]+){0,4})$/i;
 

@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { compileSanitizer, SECRET_PATTERNS } from "../domain/sanitize.js";
+import { REDACT_SECRETS_FIX, redactStoredSecrets, storedSecretsCheck } from "./doctor-secrets.js";
+import { compileSanitizer } from "../domain/sanitize.js";
+import { SECRET_KINDS, detectSecrets } from "../domain/secrets.js";
+
+/** Kinds of the built-in detector (user extras are the `custom` kind). */
+const BUILT_IN_KINDS = SECRET_KINDS.filter((k) => k !== "custom").length;
 import { defineOperation } from "../operation.js";
 import type { EpisodicHealth, FixResult, FixableIssue, HealthCheck, HealthStatus, LlmStatus, OperationDeps } from "../ports.js";
 import { ConfigSchema, type LlmProvider } from "../schemas/config.js";
@@ -299,10 +304,7 @@ interface FalsePositive {
 
 function sanitizerProbe(deps: OperationDeps): { falsePositives: FalsePositive[]; warnings: string[]; extraCount: number } {
   const falsePositives: FalsePositive[] = [];
-  for (const { name, pattern } of SECRET_PATTERNS) {
-    const probe = new RegExp(pattern.source, pattern.flags.replace("g", ""));
-    for (const sample of SANITIZER_BENIGN_SAMPLES) if (probe.test(sample)) falsePositives.push({ pattern: name, sample });
-  }
+  for (const sample of SANITIZER_BENIGN_SAMPLES) for (const f of detectSecrets(sample)) falsePositives.push({ pattern: f.kind, sample });
   const extra = deps.config.sanitization.extraPatterns.filter((p) => typeof p === "string" && p.trim() !== "");
   const all = compileSanitizer({ enabled: true, extraPatterns: extra });
   const baseline = compileSanitizer({ enabled: true, extraPatterns: [] });
@@ -322,7 +324,7 @@ function sanitizationCheck(deps: OperationDeps): HealthCheck {
     return { category, item: "Pattern Health", status: "warn", message: "Sanitization disabled; breadth checks skipped" };
   }
   const { falsePositives, warnings, extraCount } = sanitizerProbe(deps);
-  const details = { builtInPatterns: SECRET_PATTERNS.length, extraPatterns: extraCount, falsePositives, skippedPatterns: warnings };
+  const details = { builtInPatterns: BUILT_IN_KINDS, extraPatterns: extraCount, falsePositives, skippedPatterns: warnings };
   if (falsePositives.length > 0) {
     const names = [...new Set(falsePositives.map((f) => f.pattern))];
     return {
@@ -340,7 +342,7 @@ function sanitizationCheck(deps: OperationDeps): HealthCheck {
     category,
     item: "Pattern Health",
     status: "pass",
-    message: `${SECRET_PATTERNS.length} built-in + ${extraCount} custom patterns; no false positives on benign samples`,
+    message: `${BUILT_IN_KINDS} built-in + ${extraCount} custom patterns; no false positives on benign samples`,
     details,
   };
 }
@@ -403,7 +405,9 @@ async function collect(deps: OperationDeps, configProblems?: readonly string[]):
   const llmStatus = await deps.runtimeReport?.llmStatus?.().catch(() => undefined);
   checks.push(llmCheck(deps, llmStatus), sanitizationCheck(deps), await traumaCheck(deps));
   checks.push(...(await deps.runtimeReport?.hostChecks?.().catch(() => []) ?? []));
-  return { checks, issues: storage.issues };
+  const secrets = await storedSecretsCheck(deps);
+  checks.push(secrets.check);
+  return { checks, issues: secrets.issue ? [...storage.issues, secrets.issue] : storage.issues };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -453,7 +457,7 @@ async function selfTests(deps: OperationDeps, configProblems: readonly string[],
     out.push({ category, item: "Sanitization", status: "warn", message: "Sanitization disabled: secrets are stored and sent unredacted" });
   } else {
     const { extraCount } = sanitizerProbe(deps);
-    const total = SECRET_PATTERNS.length + extraCount;
+    const total = BUILT_IN_KINDS + extraCount;
     // A fake key assembled at run time, so that secret scanners do not flag this file.
     const probe = `api_key=${"Z9".repeat(12)}`;
     const redacted = compileSanitizer({ enabled: true, extraPatterns: deps.config.sanitization.extraPatterns }).sanitize(probe) !== probe;
@@ -461,7 +465,7 @@ async function selfTests(deps: OperationDeps, configProblems: readonly string[],
       category,
       item: "Sanitization",
       status: !redacted ? "fail" : total < MIN_SANITIZER_PATTERNS ? "warn" : "pass",
-      message: !redacted ? "A test secret was not redacted" : `${total} patterns active (${SECRET_PATTERNS.length} built-in); test secret redacted`,
+      message: !redacted ? "A test secret was not redacted" : `${total} patterns active (${BUILT_IN_KINDS} built-in); test secret redacted`,
       details: { patterns: total },
     });
   }
@@ -654,7 +658,7 @@ export const doctorOperation = defineOperation({
       fixResults = [];
       for (const id of plan.wouldApply) {
         try {
-          const result = await deps.store.applyFix(id);
+          const result = id === REDACT_SECRETS_FIX ? await redactStoredSecrets(deps) : await deps.store.applyFix(id);
           fixResults.push({ id: result.id, success: result.success, message: result.message, ...(result.backups && result.backups.length > 0 ? { backups: [...result.backups] } : {}) });
         } catch (error) {
           fixResults.push({ id, success: false, message: messageOf(error) });

@@ -8,7 +8,7 @@ import { EvidenceSchema, VerificationSchema, type Bullet, type Evidence, type Ve
 import { BulletOutputSchema } from "./playbook-list.js";
 import { mutatePlaybookJournaled } from "./shared.js";
 import { recordSessionRules } from "./onboard.js";
-import { refuseSecrets } from "./secret-guard.js";
+import { refuseRandomLabels, refuseSecrets } from "./secret-guard.js";
 import { inputLimitsOf, overLimitMessage, requireWithinLimit, utf8Bytes } from "../domain/input-limits.js";
 import { MAX_JSON_DEPTH, jsonNestedDeeperThan } from "../domain/json-depth.js";
 
@@ -161,6 +161,7 @@ async function addRules(
   }
   requireWithinLimit("content", content, "ruleBytes", deps.config, "A rule is one imperative sentence or a short paragraph; split longer advice into several rules.");
   refuseSecrets(deps.config, "rule", { content, category: input.category, tags: input.tags, evidence: input.evidence });
+  refuseRandomLabels(deps.config, "tags or category", [input.category, ...(input.tags ?? [])]);
   const bullet = { ...makeManualBullet(deps, content, input.category, input.session), ...provenanceOf(deps, input) };
   await mutatePlaybookJournaled(deps, layer, { operation: "add", ...(input.session ? { source: input.session } : {}) }, (playbook) => {
     playbook.bullets.push(bullet);

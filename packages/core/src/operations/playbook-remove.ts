@@ -2,6 +2,8 @@ import { z } from "zod";
 import { AppError } from "../errors.js";
 import { deprecateBullet } from "../domain/curator.js";
 import { defineOperation } from "../operation.js";
+import type { Layer, OperationDeps } from "../ports.js";
+import { sha256Hex } from "../domain/sha256.js";
 import { locateBullet, preview, requireBulletIndex, requireNonEmpty, mutatePlaybookJournaled } from "./shared.js";
 
 export const PlaybookRemoveInputSchema = z.object({
@@ -27,7 +29,14 @@ const PlanSchema = z.object({
   }),
 });
 const DeprecatedSchema = z.object({ id: z.string(), action: z.literal("deprecated") });
-const DeletedSchema = z.object({ id: z.string(), action: z.literal("deleted"), path: z.string(), preview: z.string() });
+const DeletedSchema = z.object({
+  id: z.string(),
+  action: z.literal("deleted"),
+  path: z.string(),
+  preview: z.string(),
+  /** Journal events of the rule whose text was purged (id, hashes and a SHA-256 of the content kept). */
+  journalPurged: z.number().optional(),
+});
 
 export const PlaybookRemoveResultSchema = z.union([PlanSchema, DeprecatedSchema, DeletedSchema]);
 export type PlaybookRemoveResult = z.output<typeof PlaybookRemoveResultSchema>;
@@ -86,7 +95,8 @@ export const playbookRemoveOperation = defineOperation({
         const [removed] = playbook.bullets.splice(index, 1);
         return removed!.content;
       }, { bulletIds: [id] });
-      return { id, action: "deleted", path: located.path, preview: preview(removedContent) };
+      const journalPurged = await purgeJournalText(deps, located.layer, id, removedContent);
+      return { id, action: "deleted", path: located.path, preview: preview(removedContent), ...(journalPurged !== null ? { journalPurged } : {}) };
     }
     await mutatePlaybookJournaled(deps, located.layer, { operation: "remove", reason: reason ?? DEFAULT_REMOVE_REASON }, (playbook) => {
       const index = requireBulletIndex(playbook, id, notFound);
@@ -95,3 +105,27 @@ export const playbookRemoveOperation = defineOperation({
     return { id, action: "deprecated" };
   },
 });
+
+/**
+ * `remove --hard` leaves no copy of the rule's text behind (issue 21): its journal events keep their
+ * ids, operations, times and content hashes, and gain `contentSha256` (SHA-256 of the deleted text),
+ * but lose the `before`/`after` field snapshots that held the text. Null when the store cannot
+ * rewrite its journal.
+ */
+async function purgeJournalText(deps: OperationDeps, layer: Layer, bulletId: string, content: string): Promise<number | null> {
+  const transfer = deps.store.transfer;
+  if (!transfer) return null;
+  const key = `${layer}/journal`;
+  const section = await transfer.readSection(key);
+  if (section.kind !== "journal") return null;
+  const contentSha256 = sha256Hex(content);
+  let purged = 0;
+  const events = section.events.map((event) => {
+    if (event.bulletId !== bulletId || (event.before === undefined && event.after === undefined && event.purged === true)) return event;
+    const { before: _before, after: _after, ...rest } = event;
+    purged++;
+    return { ...rest, purged: true, contentSha256 };
+  });
+  if (purged > 0) await transfer.writeSection({ ...section, events });
+  return purged;
+}

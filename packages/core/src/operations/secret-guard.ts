@@ -1,5 +1,5 @@
 import { AppError } from "../errors.js";
-import { compileSecretScanner, describeSecretKinds, redactDeep, type SecretKind, type SecretScanner } from "../domain/secrets.js";
+import { compileSecretScanner, describeSecretKinds, labelLooksRandom, redactDeep, type SecretKind, type SecretScanner } from "../domain/secrets.js";
 import type { Config } from "../schemas/config.js";
 
 /**
@@ -46,6 +46,19 @@ export function secretKindsIn(config: Pick<Config, "sanitization">, value: unkno
 }
 
 export const SECRET_HINT = "Replace it with a placeholder such as <API_KEY>; cm never stores secrets";
+
+/**
+ * Throws SECRET_DETECTED when a label (tag, category) holds a random-looking token: labels are
+ * short words, so a 20+ character high-entropy string there is treated as a secret.
+ */
+export function refuseRandomLabels(config: Pick<Config, "sanitization">, field: string, labels: ReadonlyArray<string | undefined>): void {
+  if (!config.sanitization.enabled) return;
+  if (!labels.some((l) => l !== undefined && labelLooksRandom(l))) return;
+  throw new AppError("SECRET_DETECTED", `The ${field} contains a secret (${describeSecretKinds(["high_entropy"])}). Nothing was written.`, {
+    hint: SECRET_HINT,
+    details: { field, kinds: ["high_entropy"] },
+  });
+}
 
 /** Throws SECRET_DETECTED when `value` (named `field` in the message) holds a secret. */
 export function refuseSecrets(config: Pick<Config, "sanitization">, field: string, value: unknown): void {
