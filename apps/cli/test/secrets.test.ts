@@ -240,6 +240,48 @@ describe("secrets never stored, printed or sent (issue 21)", () => {
     expect(list.find((b) => b.id === "b-old1")?.content).toMatch(/^Deploy with .*\[[A-Z_]+\]/);
   });
 
+  it("storage migrate redacts and counts; doctor scans and fixes the SQLite store too", () => {
+    expect(run("init", ["init", "--json"]).code).toBe(0);
+    const configPath = join(home, ".cass-memory", "config.json");
+    const setSanitization = (enabled: boolean) => {
+      const config = JSON.parse(readFileSync(configPath, "utf8")) as Record<string, any>;
+      config.sanitization = { ...(config.sanitization ?? {}), enabled };
+      writeFileSync(configPath, JSON.stringify(config, null, 2));
+    };
+    // With sanitization off (the user's choice), secrets are stored as given.
+    setSanitization(false);
+    expect(run("add yaml", ["add", `Deploy with ${SAMPLES[2]!.text}`, "--json"]).code).toBe(0);
+    setSanitization(true);
+    const migrated = run("migrate", ["storage", "migrate", "--to", "sqlite", "--json"]);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const data = migrated.json().data;
+    expect(data.status).toBe("migrated");
+    expect(data.secretsRedacted.total).toBeGreaterThanOrEqual(2); // the rule and its journal event
+    expect(Object.keys(data.secretsRedacted.byKind)).toContain(SAMPLES[2]!.kind);
+    const sqlite = filesUnder(home).filter((f) => /\.sqlite(-wal)?$/.test(f));
+    expect(sqlite.length).toBeGreaterThan(0);
+    expect(sqlite.flatMap((f) => leaks(readFileSync(f, "latin1")))).toEqual([]);
+
+    // A secret stored in SQLite (sanitization off again), then found and redacted by doctor.
+    setSanitization(false);
+    expect(run("add sqlite", ["add", `Use ${SAMPLES[11]!.text} for payments`, "--json"]).code).toBe(0);
+    setSanitization(true);
+    const scan = run("doctor sqlite", ["doctor", "--json"]);
+    const check = scan.json().data.checks.find((c: { category: string }) => c.category === "Secrets");
+    expect(check.status).toBe("warn");
+    expect(check.details.byKind[SAMPLES[11]!.kind]).toBeGreaterThanOrEqual(1);
+    const fixed = run("doctor sqlite fix", ["doctor", "--fix", "--no-interactive", "--json"]);
+    const result = fixed.json().data.fixResults.find((r: { id: string }) => r.id === "redact-secrets");
+    expect(result.success, result.message).toBe(true);
+    expect(result.backups.some((b: string) => b.endsWith(".sqlite"))).toBe(true);
+    expect(fixed.json().data.checks.find((c: { category: string }) => c.category === "Secrets").status).toBe("pass");
+    const rules = run("list sqlite", ["playbook", "list", "--json"]).json().data.bullets as Array<{ content: string }>;
+    expect(rules.some((b) => b.content.startsWith("Use ") && b.content.endsWith(" for payments"))).toBe(true);
+    expect(leaks(JSON.stringify(rules))).toEqual([]);
+    const live = filesUnder(home).filter((f) => /\.sqlite(-wal)?$/.test(f) && !f.includes("backups"));
+    expect(live.flatMap((f) => leaks(readFileSync(f, "latin1")).map((k) => `${f}: ${k}`))).toEqual([]);
+  });
+
   it("playbook remove --hard purges the rule's text from the journal, keeping ids and a content hash", () => {
     expect(run("init", ["init", "--json"]).code).toBe(0);
     const text = "Ask the ops channel before touching the billing cron schedule";
