@@ -5,7 +5,7 @@ import { AppError, MAX_JSON_DEPTH, jsonNestedDeeperThan } from "@cass-memory/cor
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createServerContext, type ServerContext, type ServerContextOptions } from "./context.js";
 import { resourceUris } from "./resources.js";
-import { exitOnSignals } from "./signals.js";
+import { SHUTDOWN_GRACE_MS, exitOnSignals } from "./signals.js";
 import { createCmMcpServer } from "./server.js";
 import { toolNames } from "./tools.js";
 
@@ -341,6 +341,8 @@ export async function startHttpServer(options: HttpServerOptions = {}): Promise<
       const headers: Record<string, string> = {};
       response.headers.forEach((value, key) => (headers[key] = value));
       const text = response.body !== null ? await response.text() : undefined;
+      // Shutting down: the connection is not kept alive, so closing does not wait for it to idle out.
+      if (closing !== null) headers.connection = "close";
       res.writeHead(response.status, headers);
       res.end(text);
     } finally {
@@ -397,8 +399,8 @@ export async function startHttpServer(options: HttpServerOptions = {}): Promise<
     closing ??= new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
-      // Requests still running get a moment to finish, then their connections are cut.
-      setTimeout(() => server.closeAllConnections(), 2_000).unref();
+      // Requests still running get SHUTDOWN_GRACE_MS to finish, then their connections are cut.
+      setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     });
     return closing;
   };

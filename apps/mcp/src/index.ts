@@ -46,4 +46,4 @@ export {
   resolveAdmissionLimits,
 } from "./admission.js";
 export type { AdmissionController, AdmissionLimits, AdmissionMetrics } from "./admission.js";
-export { exitOnSignals } from "./signals.js";
+export { SHUTDOWN_GRACE_MS, exitOnSignals } from "./signals.js";

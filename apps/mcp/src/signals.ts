@@ -1,5 +1,8 @@
 import { releaseAllLocks } from "@cass-memory/runtime";
 
+/** How long shutting down waits for requests in flight (stdio and HTTP) before cutting them off. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
 /**
  * SIGINT/SIGTERM: close the server, release the store's locks held by interrupted mutations, and
  * exit 130/143 (the original's codes). A second signal exits at once.

@@ -2,6 +2,7 @@ import type { Readable, Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { createServerContext, type ServerContext, type ServerContextOptions } from "./context.js";
+import { SHUTDOWN_GRACE_MS } from "./signals.js";
 import { resourceUris } from "./resources.js";
 import { createCmMcpServer } from "./server.js";
 import { toolNames } from "./tools.js";
@@ -36,8 +37,6 @@ export interface StdioServerHandle {
   pending(): number;
 }
 
-/** How long shutting down waits for requests in flight. */
-export const SHUTDOWN_GRACE_MS = 10_000;
 
 type JsonRpcId = string | number;
 const requestId = (message: unknown): JsonRpcId | undefined => {
