@@ -208,7 +208,7 @@ export function labelLooksRandom(label: string): boolean {
 }
 
 /** Placeholder values that are documentation, not secrets: <API_KEY>, ${TOKEN}, [REDACTED], xxxx… */
-const PLACEHOLDER = /^(?:<[^>]*>|\$\{[^}]*\}|\$\(?[A-Za-z_][A-Za-z0-9_]*\)?|\{\{[^}]*\}\}|\[[A-Z_]+\]|%[A-Za-z_][A-Za-z0-9_]*%|([x*.#•-])\1{2,}|(?:your|my|the|some|example|sample|dummy|fake|test|placeholder|changeme|redacted|secret|password|token|none|null|undefined|true|false|string|required|optional)(?:[_-][a-z]+){0,4})$/i;
+const PLACEHOLDER = /^(?:<[^>]*>|\$\{[^}]*\}|\$\(?[A-Za-z_][A-Za-z0-9_]*\)?|\{\{[^}]*\}\}|\[[A-Z_]+\]|%[A-Za-z_][A-Za-z0-9_]*%|([x*.#•-])\1{2,}|(?:your|my|the|some|example|sample|dummy|fake|test|placeholder|changeme|redacted|secret|password|passwd|pass|pwd|pw|user|username|token|none|null|undefined|true|false|string|required|optional)(?:[_-][a-z]+){0,4})$/i;
 
 const SECRET_WORDS = ["password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "api_key", "api-key", "access_key", "accesskey", "private_key", "privatekey", "client_secret", "credential", "credentials", "auth_token"];
 
@@ -218,6 +218,7 @@ const SECRET_WORDS = ["password", "passwd", "passphrase", "pwd", "secret", "toke
  * GITHUB_TOKEN, secretKey. `tokenizer`, `tokens`, `passwordless` and `author` do not.
  */
 const SECRET_WORD_HINT = /pass|pwd|secret|token|key|credential/i;
+const NOT_A_VALUE_SUFFIX = /^[_.-]?(?:file|path|env|var|env[_.-]?var|name|id|type|url|uri|length|len|count|field|header|prefix|expiry|expires|ttl|timeout|endpoint|dir|policy|format|hint|label|placeholder|source)s?$/i;
 
 function keyNamesSecret(key: string): string | null {
   if (!SECRET_WORD_HINT.test(key)) return null;
@@ -233,6 +234,8 @@ function keyNamesSecret(key: string): string | null {
       const after = key.charAt(at + w.length);
       // The next character must not continue the word in lower case (tokenizer, tokens, passwordless).
       if (after !== "" && /[a-z]/.test(after)) continue;
+      // A key about the secret rather than holding it: token_file, password_env_var, secret_name.
+      if (NOT_A_VALUE_SUFFIX.test(key.slice(at + w.length))) continue;
       return word;
     }
   }
@@ -251,6 +254,9 @@ function assignedValueIsSecret(value: string, quoted: boolean): boolean {
   if (value.length < 6 || value.length > 512) return false;
   if (PLACEHOLDER.test(value)) return false;
   if (/^\d+(?:\.\d+)?$/.test(value)) return false;
+  // Code (`jsonwebtoken::{…}`, `{ … }`, calls) and environment variable names (MCP_HTTP_TOKEN).
+  if (/^[:{(]/.test(value)) return false;
+  if (/^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(value)) return false;
   // Code rather than a literal: calls, member access on env, template references.
   if (!quoted && /[()]|^(?:process\.env|os\.environ|env\.|import\.meta|getenv|self\.|this\.)/i.test(value)) return false;
   if (/^(?:https?:\/\/|file:\/\/|\/|\.\/|~\/)/.test(value) && !/@/.test(value)) return false;
