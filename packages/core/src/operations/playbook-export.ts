@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { redactDeep } from "../domain/secrets.js";
+import { redactFor } from "./secret-guard.js";
 import { defineOperation } from "../operation.js";
 import { isActiveBullet, type Bullet } from "../schemas/playbook.js";
 import { loadMergedPlaybook } from "./shared.js";
@@ -30,7 +32,8 @@ export const playbookExportOperation = defineOperation({
   input: PlaybookExportInputSchema,
   output: PlaybookExportResultSchema,
   async run(deps, input): Promise<PlaybookExport> {
-    const playbook = await loadMergedPlaybook(deps);
+    // An export leaves cm: secrets stored by an older version are redacted (issue 21).
+    const playbook = redactDeep(await loadMergedPlaybook(deps), (text) => redactFor(deps.config, text));
     const bullets = playbook.bullets.filter((b) => input.all || isActiveBullet(b)).map(stripProvenance);
     return {
       schema_version: playbook.schema_version,

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { redactDeep } from "../domain/secrets.js";
+import { redactFor } from "./secret-guard.js";
 import { AppError } from "../errors.js";
 import { getEffectiveScore, scoreBucket } from "../domain/scoring.js";
 import { defineOperation } from "../operation.js";
@@ -206,7 +208,9 @@ export const projectOperation = defineOperation({
   async run(deps, input): Promise<ProjectResult> {
     const format = parseProjectFormat(input.format);
     const perCategory = input.perCategory !== undefined ? requirePositiveInt("per-category", input.perCategory, 0) : undefined;
-    const playbook = await loadMergedPlaybook(deps);
+    // What is projected into AGENTS.md / CLAUDE.md / a file leaves cm: secrets stored by an older
+    // version are redacted on the way out (issue 21).
+    const playbook = redactDeep(await loadMergedPlaybook(deps), (text) => redactFor(deps.config, text));
     if (format === "yaml") return { format, document: playbook };
     if (format === "raw" || format === "json") return { format, content: `${JSON.stringify(playbook, null, 2)}\n` };
     const options: ProjectRenderOptions = {
