@@ -360,9 +360,10 @@ describe("cm serve on sqlite", () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "serve", "--stdio"], cwd: repo, env: { ...env, HOME: home, NO_COLOR: "1", CASS_MEMORY_LLM: "none", CASS_MEMORY_EPISODIC: "none" }, stderr: "pipe" });
     await client.connect(transport);
     const task = TASKS[0] as string;
-    const viaMcp = await client.callTool({ name: "cm_context", arguments: { task } });
+    // full: true is the shape of `cm context --json` (the tool's default is the compact view).
+    const viaMcp = await client.callTool({ name: "cm_context", arguments: { task, full: true, maxTokens: 1_000_000 } });
     expect(viaMcp.isError).toBeFalsy();
-    const viaCli = ok(["context", task], { CASS_MEMORY_LLM: "none", CASS_MEMORY_EPISODIC: "none" });
+    const viaCli = ok(["context", task, "--max-tokens", "1000000"], { CASS_MEMORY_LLM: "none", CASS_MEMORY_EPISODIC: "none" });
     expectClose(viaMcp.structuredContent, viaCli);
     const bulletId = (viaCli.relevantBullets[0] as { id: string }).id;
     const feedback = await client.callTool({ name: "cm_feedback", arguments: { bulletId, helpful: true } });
