@@ -95,7 +95,9 @@ export function writeStderr(text: string): void {
 }
 
 export function printJson(value: unknown): void {
-  writeStdout(`${escapeC1(JSON.stringify(redactDeep(value, redactText), null, 2))}\n`);
+  // Every string value is redacted before serialising, so the text needs no second pass (which
+  // would cost as much again on a large playbook list).
+  writeAllSync(1, `${escapeC1(JSON.stringify(redactDeep(value, redactText), null, 2))}\n`);
 }
 
 /**

@@ -220,6 +220,16 @@ describe("secrets never stored, printed or sent (issue 21)", () => {
     expect(check.details.sections.map((s: { key: string }) => s.key)).toEqual(expect.arrayContaining(["global/playbook", "global/journal", "global/blocked", "global/log/outcomes", "diaries"]));
     expect(scan.json().data.fixableIssues.map((i: { id: string }) => i.id)).toContain("redact-secrets");
 
+    // What leaves cm before the fix (AGENTS.md, an export) is redacted all the same.
+    const agentsMd = join(outside, "AGENTS.md");
+    expect(run("project", ["project", "--output", agentsMd, "--json"]).code).toBe(0);
+    expect(readFileSync(agentsMd, "utf8")).toContain("Deploy with");
+    expect(leaks(readFileSync(agentsMd, "utf8"))).toEqual([]);
+    const exported = run("export", ["playbook", "export", "--yaml"]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).toContain("Deploy with");
+    expect(leaks(exported.stdout)).toEqual([]);
+
     const fixed = run("doctor fix", ["doctor", "--fix", "--no-interactive", "--json"]);
     expect(fixed.code, fixed.stderr).toBe(0);
     const result = fixed.json().data.fixResults.find((r: { id: string }) => r.id === "redact-secrets");
