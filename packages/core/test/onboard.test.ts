@@ -503,7 +503,7 @@ describe("playbook add --session records onboarding progress", () => {
     await runOperation(playbookAddOperation, deps, { content: "Rule two", session: "/h/s1.jsonl" });
     await runOperation(playbookAddOperation, deps, {
       session: "/h/s2.jsonl",
-      batch: { source: "rules.json", text: JSON.stringify([{ content: "A" }, { content: "B", category: "git" }, { content: "" }]) },
+      batch: { source: "rules.json", text: JSON.stringify([{ content: "A" }, { content: "B", category: "git" }]) },
     });
     await runOperation(playbookAddOperation, deps, { content: "No session" });
     const state = await store.readOnboardingState();

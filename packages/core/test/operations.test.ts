@@ -143,26 +143,25 @@ describe("history in context", () => {
 });
 
 describe("playbook commands", () => {
-  it("batch add reports per-item failures and writes the valid items in one go", async () => {
+  it("batch add is all or nothing: per-item failures are reported and nothing is written", async () => {
     const deps = setup();
-    const result = await runOperation(playbookAddOperation, deps, {
-      category: "testing",
-      batch: { source: "-", text: JSON.stringify([{ content: "Run the failing test alone first" }, { content: "" }, { content: "Pin tool versions", category: "ci" }]) },
-    });
-    if (!("summary" in result)) throw new Error("expected a batch result");
-    expect(result.summary).toEqual({ total: 3, succeeded: 2, skipped: 0, failed: 1 });
-    expect(result.success).toBe(false);
-    expect(result.added.map((a) => a.category)).toEqual(["testing", "ci"]);
-    const list = await runOperation(playbookListOperation, deps, {});
-    expect(list.bullets).toHaveLength(2);
+    const items = [{ content: "Run the failing test alone first" }, { content: "" }, { content: "Pin tool versions", category: "ci" }];
+    const refused = await expectAppError(runOperation(playbookAddOperation, deps, { category: "testing", batch: { source: "-", text: JSON.stringify(items) } }), "INVALID_INPUT");
+    expect(refused.message).toBe("1 of 3 rules in stdin are invalid. Nothing was added.");
+    expect((refused.details as { failed: Array<{ content: string }> }).failed.map((f) => f.content)).toEqual([""]);
+    expect((await runOperation(playbookListOperation, deps, {})).bullets).toHaveLength(0);
 
-    const bad = await runOperation(playbookAddOperation, deps, { batch: { source: "x.json", text: "{nope" } });
-    if (!("summary" in bad)) throw new Error("expected a batch result");
-    expect(bad.failed[0]!.content).toBe("[input]");
-    expect(bad.failed[0]!.error).toMatch(/^Invalid JSON/);
-    const unread = await runOperation(playbookAddOperation, deps, { batch: { source: "/no/file", text: null, readError: "ENOENT" } });
-    if (!("summary" in unread)) throw new Error("expected a batch result");
-    expect(unread.failed).toEqual([{ content: "[file: /no/file]", error: "Failed to read input: ENOENT" }]);
+    const result = await runOperation(playbookAddOperation, deps, { category: "testing", batch: { source: "-", text: JSON.stringify([items[0], items[2]]) } });
+    if (!("summary" in result)) throw new Error("expected a batch result");
+    expect(result.summary).toEqual({ total: 2, succeeded: 2, skipped: 0, failed: 0 });
+    expect(result.success).toBe(true);
+    expect(result.added.map((a) => a.category)).toEqual(["testing", "ci"]);
+    expect((await runOperation(playbookListOperation, deps, {})).bullets).toHaveLength(2);
+
+    const bad = await expectAppError(runOperation(playbookAddOperation, deps, { batch: { source: "x.json", text: "{nope" } }), "INVALID_INPUT");
+    expect(bad.message).toMatch(/^x\.json: invalid JSON/);
+    const unread = await expectAppError(runOperation(playbookAddOperation, deps, { batch: { source: "/no/file", text: null, readError: "ENOENT" } }), "FILE_NOT_FOUND");
+    expect(unread.message).toBe("Could not read /no/file: ENOENT");
   });
 
   it("remove: dry run changes nothing, soft deprecates, hard needs --yes then deletes", async () => {
