@@ -112,6 +112,7 @@ describe("secrets never stored, printed or sent (issue 21)", () => {
     // Reasons of forget and mark are stored in the playbook: refused too.
     expectRefused(run("forget", ["forget", ruleId, "--reason", `it leaked ${SAMPLES[3]!.text}`, "--json"]));
     expectRefused(run("mark", ["mark", ruleId, "--harmful", "--reason", `wrong key ${SAMPLES[6]!.text}`, "--json"]));
+    expectRefused(run("remove", ["playbook", "remove", ruleId, "--reason", `rotated ${SAMPLES[14]!.text}`, "--json"]));
 
     // Outcome notes are a log, not a rule: redacted and recorded.
     const outcome = run("outcome", ["outcome", "success", ruleId, "--text", `worked after setting ${SAMPLES[9]!.text}`, "--json"]);

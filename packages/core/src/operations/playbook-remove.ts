@@ -4,6 +4,7 @@ import { deprecateBullet } from "../domain/curator.js";
 import { defineOperation } from "../operation.js";
 import type { Layer, OperationDeps } from "../ports.js";
 import { sha256Hex } from "../domain/sha256.js";
+import { refuseSecrets } from "./secret-guard.js";
 import { locateBullet, preview, requireBulletIndex, requireNonEmpty, mutatePlaybookJournaled } from "./shared.js";
 
 export const PlaybookRemoveInputSchema = z.object({
@@ -61,6 +62,7 @@ export const playbookRemoveOperation = defineOperation({
     }
     const cli = deps.cliName;
     const reason = input.reason?.trim() || undefined;
+    refuseSecrets(deps.config, "reason", reason);
     if (input.dryRun) {
       const b = located.bullet;
       return {
