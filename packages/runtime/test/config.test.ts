@@ -109,10 +109,12 @@ describe("loadConfig cascade", () => {
 
   it("treats an invalid global config.json as defaults, with a warning", () => {
     writeFile(join(globalDir, "config.json"), "{ not json");
-    const { config, warnings } = loadConfig({ globalDir, repoRoot: null, env: env() });
+    const { config, warnings, unreadable } = loadConfig({ globalDir, repoRoot: null, env: env() });
     expect(config.maxBulletsInContext).toBe(50);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^Failed to load config from .*config\.json: /);
+    expect(warnings[0]).toMatch(/^Failed to load config from .*config\.json \(line 1\): /);
+    // Reported so that writing commands can refuse to run.
+    expect(unreadable).toMatchObject({ path: join(globalDir, "config.json"), line: 1 });
   });
 
   it("throws CONFIG_INVALID naming the file when the merged config is schema-invalid", () => {
