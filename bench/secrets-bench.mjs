@@ -119,6 +119,14 @@ const rounds = 5;
 for (let i = 0; i < rounds; i++) detectSecrets(playbook);
 const playbookMBs = (Buffer.byteLength(playbook) * rounds) / 1e6 / ((performance.now() - t0) / 1000);
 
+// …and on session text as the history index sees it: the fixture sessions repeated to 8 MB, in
+// 2 KB pieces (one message at a time).
+const sessionText = walk(join(root, "fixtures/cass/sessions"), (p) => /\.jsonl?$/.test(p)).map((f) => readFileSync(f, "utf8")).join("\n");
+const sessionBig = sessionText.repeat(Math.ceil(8e6 / sessionText.length));
+const t1 = performance.now();
+for (let i = 0; i < sessionBig.length; i += 2000) detectSecrets(sessionBig.slice(i, i + 2000));
+const sessionMBs = sessionBig.length / 1e6 / ((performance.now() - t1) / 1000);
+
 const pct = (a, b) => `${((100 * a) / b).toFixed(1)} %`;
 const mb = (n) => (n / 1e6).toFixed(2);
 const kindsText = (m) => ([...m].length === 0 ? "–" : [...m].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(", "));
@@ -134,6 +142,7 @@ const lines = [
   `| Findings in the repository's fixtures (${sessions.files} files, ${mb(sessions.bytes)} MB of sessions, playbooks, configs; looked at while tuning) | ${sessions.findings}${sessions.findings > 0 ? ` (${kindsText(sessions.kinds)})` : ""} |`,
   `| Findings in Markdown files of installed packages (${docs.files} files, ${mb(docs.bytes)} MB; docs may hold example keys, so an upper bound on false positives) | ${docs.findings} = ${(docs.findings / (docs.bytes / 1e6)).toFixed(1)} per MB (${kindsText(docs.kinds)}) |`,
   `| Throughput, generated YAML playbook (${mb(Buffer.byteLength(playbook))} MB, 5,000 rules) | ${playbookMBs.toFixed(1)} MB/s |`,
+  `| Throughput, session JSONL in 2 KB messages (fixture sessions repeated to ${mb(sessionBig.length)} MB) | ${sessionMBs.toFixed(1)} MB/s |`,
   `| Throughput, package Markdown | ${(docs.bytes / 1e6 / (docs.ms / 1000)).toFixed(1)} MB/s |`,
   "",
   "| Kind | Samples | Detected | Fully redacted |",

@@ -147,6 +147,8 @@ interface Rule {
   kind: SecretKind;
   pattern: RegExp;
   priority: number;
+  /** Cheap test of the whole text: when it fails, the rule cannot match and is skipped. */
+  hint?: RegExp;
   /** Turns one match into a candidate (value span + replacement), or null to reject it. */
   accept(match: RegExpExecArray, text: string): { start: number; end: number; replacement: string } | null;
 }
@@ -267,7 +269,9 @@ function assignedValueIsSecret(value: string, quoted: boolean): boolean {
   return true;
 }
 
-const ASSIGNMENT = /(?<![A-Za-z0-9_.-])(["']?)([A-Za-z][A-Za-z0-9_.-]{0,63})\1[ \t]{0,8}(?::=|=>|:|=)[ \t]{0,8}(?:"([^"\\\r\n]{1,512})"|'([^'\\\r\n]{1,512})'|([^\s"',;`\\]{1,512}))/dg;
+// The key must hold a secret word (checked in full by keyNamesSecret), so most `word:` / `word=`
+// pairs of ordinary text and JSON fail inside the regex without allocating a match.
+const ASSIGNMENT = /(?<![A-Za-z0-9_.-])(["']?)([A-Za-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|credential)[A-Za-z0-9_.-]{0,30})\1[ \t]{0,8}(?::=|=>|:|=)[ \t]{0,8}(?:"([^"\\\r\n]{1,512})"|'([^'\\\r\n]{1,512})'|([^\s"',;`\\]{1,512}))/gi;
 
 const RULES: readonly Rule[] = [
   {
@@ -277,6 +281,7 @@ const RULES: readonly Rule[] = [
       `-----BEGIN [A-Z0-9 ]{0,40}${PRIVATE_KEY}(?: BLOCK)?-----(?:[\\s\\S]{1,${MAX_PEM_BODY}}?-----END [A-Z0-9 ]{0,40}${PRIVATE_KEY}(?: BLOCK)?-----|[A-Za-z0-9+/=:,\\s-]{40,${MAX_PEM_BODY}})`,
       "g",
     ),
+    hint: /-----BEGIN /,
     accept: whole("[PRIVATE_KEY]"),
   },
   {
@@ -356,6 +361,7 @@ const RULES: readonly Rule[] = [
     priority: 80,
     // scheme://user:password@host — the span is `user:password`.
     pattern: /\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}):\/\/([^\s:/@"'<>[\]\\]{0,128}):([^\s@/"'<>\\]{1,256})@(?=[A-Za-z0-9[])/dg,
+    hint: /:\/\//,
     accept: (m) => {
       const user = groupSpan(m, 2);
       const pass = groupSpan(m, 3);
@@ -388,6 +394,7 @@ const RULES: readonly Rule[] = [
     priority: 65,
     // 40 base64 characters standing alone, accepted only near an AWS / secret word (checked below).
     pattern: /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])/g,
+    hint: /aws|secret/i,
     accept: (m, text) => {
       const value = m[0];
       const c = classes(value);
@@ -403,22 +410,25 @@ const RULES: readonly Rule[] = [
     kind: "secret_assignment",
     priority: 60,
     pattern: ASSIGNMENT,
+    hint: SECRET_WORD_HINT,
     accept: (m) => {
       const key = m[2] ?? "";
+      if (!/^[A-Za-z]/.test(key)) return null;
       const word = keyNamesSecret(key);
       if (word === null) return null;
       const group = m[3] !== undefined ? 3 : m[4] !== undefined ? 4 : 5;
       const value = m[group] ?? "";
       if (!assignedValueIsSecret(value, group !== 5)) return null;
-      const span = groupSpan(m, group);
-      if (!span) return null;
-      return { start: span[0], end: span[1], replacement: assignmentReplacement(word) };
+      // The value ends the match (before its closing quote when quoted).
+      const end = m.index + m[0].length - (group === 5 ? 0 : 1);
+      return { start: end - value.length, end, replacement: assignmentReplacement(word) };
     },
   },
   {
     kind: "high_entropy",
     priority: 50,
     pattern: /(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,512}={0,2}(?![A-Za-z0-9+/=_-])/g,
+    hint: /pass|secret|token|api[ _-]?key|apikey|private|credential|auth|bearer|key/i,
     accept: (m, text) => {
       if (!looksRandom(m[0].replace(/=+$/, ""))) return null;
       const before = lineBefore(text, m.index, 48).toLowerCase();
@@ -456,6 +466,7 @@ function isAllowed(value: string, allow: CompiledAllow): boolean {
 
 function scanWindow(text: string, offset: number, extras: readonly RegExp[], allow: CompiledAllow, out: Candidate[]): void {
   for (const rule of RULES) {
+    if (rule.hint && !rule.hint.test(text)) continue;
     rule.pattern.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = rule.pattern.exec(text)) !== null) {
