@@ -708,7 +708,7 @@ export { ANALYZER_VERSION, lexicalFingerprint } from "./domain/lexical/persist.j
 export { CONCEPT_GROUPS } from "./domain/lexical/concepts.js";
 export type { ConceptGroup } from "./domain/lexical/concepts.js";
 export type { OmitKnown } from "./domain/types.js";
-export { JOURNAL_TRACKED_FIELDS, diffForJournal, snapshotBullets } from "./domain/journal.js";
+export { JOURNAL_TRACKED_FIELDS, diffForJournal, rewriteJournalText, snapshotBullets } from "./domain/journal.js";
 export { RECONSTRUCTED_REASON, findJournalGaps, reconstructGapEvents } from "./domain/journal-gaps.js";
 export type { JournalGap, JournalGapKind } from "./domain/journal-gaps.js";
 export type { BulletSnapshot, JournalMeta } from "./domain/journal.js";

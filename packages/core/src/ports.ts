@@ -109,6 +109,13 @@ export interface MutationTx {
    * Nothing is appended when the mutation throws.
    */
   journal(events: readonly JournalEvent[]): void;
+  /**
+   * Rewrites the journal's events of one bullet with `map` (the queued events included), under the
+   * same lock, after the playbook and the queued events are written: `playbook remove --hard` uses
+   * it to drop the deleted rule's text from its history. Optional for stores: without it the
+   * journal keeps the events as they are.
+   */
+  rewriteJournal?(bulletId: string, map: (event: JournalEvent) => JournalEvent): void;
 }
 
 /** A custom starter file found in `<globalDir>/starters/` (reference §1.5.18). */

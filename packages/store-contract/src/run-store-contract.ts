@@ -558,6 +558,35 @@ export function runStoreContract<S extends Store>(
         expect(await (await makeStore(outside)).readJournal("repo")).toEqual([]);
       });
 
+      it("rewrites one bullet's events under the mutation's lock, queued ones included, leaving the others (rewriteJournal)", async () => {
+        const store = await makeStore(ctx);
+        await store.mutatePlaybook("global", (pb, tx) => {
+          pb.bullets.push(makeBullet("b-1"), makeBullet("b-2"));
+          tx.journal([event(1), event(2)]);
+        });
+        let supported = false;
+        await store.mutatePlaybook("global", (pb, tx) => {
+          pb.bullets.splice(0, 1);
+          tx.journal([{ ...event(1), id: "ev-1-removed", operation: "remove", change: "deleted", before: { content: "rule 1 🚀" } }]);
+          if (tx.rewriteJournal === undefined) return;
+          supported = true;
+          tx.rewriteJournal("b-1", (e) => {
+            const { before: _b, after: _a, ...rest } = e;
+            return { ...rest, purged: true };
+          });
+        });
+        const events = await store.readJournal("global");
+        expect(events.map((e) => e.id)).toEqual(["ev-1", "ev-2", "ev-1-removed"]);
+        if (!supported) return;
+        for (const e of events.filter((x) => x.bulletId === "b-1")) {
+          expect(e.before).toBeUndefined();
+          expect(e.after).toBeUndefined();
+          expect(e.purged).toBe(true);
+        }
+        expect(events.find((x) => x.id === "ev-2")).toEqual(event(2));
+        expect(JSON.stringify(await store.readJournal("global"))).not.toContain("rule 1");
+      });
+
       it("writes no event when the mutation throws or the playbook is invalid", async () => {
         const store = await makeStore(ctx);
         await expect(

@@ -231,7 +231,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         (scope?.bulletIds !== undefined ? readStoredSubset(db, ldb.path, layer, scope.bulletIds) : readStoredPlaybook(db, ldb.path, layer)) ??
         emptyStored(layer);
       const queued: JournalEvent[] = [];
-      const value = await fn(stored.playbook, { journal: (events) => void queued.push(...events) });
+      const rewrites: Array<[string, (event: JournalEvent) => JournalEvent]> = [];
+      const value = await fn(stored.playbook, {
+        journal: (events) => void queued.push(...events),
+        rewriteJournal: (bulletId, map) => void rewrites.push([bulletId, map]),
+      });
       const checked = validatePlaybookForWrite(stored.playbook, ldb.path);
       const events = queued.map((event) => {
         const parsed = JournalEventSchema.safeParse(event);
@@ -251,6 +255,21 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       const insert = db.prepare("INSERT INTO journal (bullet_id, timestamp, event) VALUES (?, ?, ?)");
       for (const event of events) insert.run(event.bulletId, event.timestamp, JSON.stringify(event));
       crashPoint("sqlite:after-journal-rows");
+      // Rewrites of a bullet's history (remove --hard), in the same transaction.
+      for (const [bulletId, map] of rewrites) {
+        const rows = db.prepare("SELECT seq, event FROM journal WHERE bullet_id = ?").all(bulletId) as Array<{ seq: number; event: string }>;
+        const update = db.prepare("UPDATE journal SET event = ? WHERE seq = ?");
+        for (const row of rows) {
+          let event: JournalEvent;
+          try {
+            event = JSON.parse(row.event) as JournalEvent;
+          } catch {
+            continue;
+          }
+          const next = map(event);
+          if (next !== event) update.run(JSON.stringify(next), row.seq);
+        }
+      }
       return value;
     });
   }

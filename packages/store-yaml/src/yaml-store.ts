@@ -8,6 +8,7 @@ import {
   decodeBlockedEntries,
   defaultConfig,
   parseJsonLines,
+  rewriteJournalText,
   updateLogText,
   validateBlockedEntries,
   validatePlaybookForWrite,
@@ -204,12 +205,17 @@ export function createYamlStore(options: YamlStoreOptions): Store {
         const playbook = loaded?.playbook ?? createEmptyPlaybook(new Date().toISOString(), layer);
         const header = loaded ? leadingComments(loaded.bytes.toString("utf8")) : layer === "repo" ? REPO_PLAYBOOK_HEADER : "";
         const queued: JournalEvent[] = [];
-        const value = await fn(playbook, { journal: (events) => void queued.push(...events) });
+        const rewrites: Array<[string, (event: JournalEvent) => JournalEvent]> = [];
+        const value = await fn(playbook, {
+          journal: (events) => void queued.push(...events),
+          rewriteJournal: (bulletId, map) => void rewrites.push([bulletId, map]),
+        });
         const checked = validatePlaybookForWrite(playbook, path);
         const events = queued.map((event) => JournalEventSchema.parse(event));
         const text = header + toYaml(checked);
         if (events.length === 0) {
           await atomicWriteFile(path, text);
+          await rewriteJournalFile(journalPath, rewrites);
           written = { text, playbook: checked, hash: null };
           return value;
         }
@@ -225,6 +231,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
         await appendJsonl(journalPath, events, { sync: true });
         crashPoint("yaml:after-journal-append");
         await unlink(intentPath);
+        await rewriteJournalFile(journalPath, rewrites);
         written = { text, playbook: checked, hash: after };
         return value;
       },
@@ -236,6 +243,21 @@ export function createYamlStore(options: YamlStoreOptions): Store {
       await cache.put(path, done.hash ?? sha256Hex(done.text), done.playbook);
     }
     return result;
+  }
+
+  /** Applies MutationTx.rewriteJournal requests to the journal file (atomic replace; other lines kept). */
+  async function rewriteJournalFile(journalPath: string, rewrites: ReadonlyArray<[string, (event: JournalEvent) => JournalEvent]>): Promise<void> {
+    if (rewrites.length === 0) return;
+    const bytes = await readBytesOrNull(journalPath);
+    if (bytes === null) return;
+    let text = bytes.toString("utf8");
+    let changed = 0;
+    for (const [bulletId, map] of rewrites) {
+      const result = rewriteJournalText(text, bulletId, map);
+      text = result.text;
+      changed += result.changed;
+    }
+    if (changed > 0) await atomicWriteFile(journalPath, text);
   }
 
   async function readJournal(layer: Layer): Promise<JournalEvent[]> {

@@ -227,3 +227,27 @@ export function diffForJournal(before: BulletSnapshot, after: Playbook, meta: Jo
   }
   return events;
 }
+
+/**
+ * Rewrites the events of one bullet in a journal's JSONL text with `map`, keeping every other
+ * line (other bullets' events, comments, malformed lines) byte for byte. For stores that keep the
+ * journal as a file (MutationTx.rewriteJournal). `changed` counts the events `map` altered.
+ */
+export function rewriteJournalText(text: string, bulletId: string, map: (event: JournalEvent) => JournalEvent): { text: string; changed: number } {
+  let changed = 0;
+  const lines = text.split("\n").map((line) => {
+    if (!line.includes(bulletId)) return line;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      return line;
+    }
+    if (typeof value !== "object" || value === null || (value as { bulletId?: unknown }).bulletId !== bulletId) return line;
+    const next = map(value as JournalEvent);
+    if (next === value) return line;
+    changed++;
+    return JSON.stringify(next);
+  });
+  return { text: lines.join("\n"), changed };
+}

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { AppError } from "../errors.js";
 import { deprecateBullet } from "../domain/curator.js";
 import { defineOperation } from "../operation.js";
-import type { Layer, OperationDeps } from "../ports.js";
+import type { OperationDeps } from "../ports.js";
+import type { JournalEvent } from "../schemas/records.js";
 import { sha256Hex } from "../domain/sha256.js";
 import { refuseSecrets } from "./secret-guard.js";
 import { locateBullet, preview, requireBulletIndex, requireNonEmpty, mutatePlaybookJournaled } from "./shared.js";
@@ -92,13 +93,23 @@ export const playbookRemoveOperation = defineOperation({
     }
     const notFound = `Bullet ${id} not found`;
     if (input.hard) {
-      const removedContent = await mutatePlaybookJournaled(deps, located.layer, { operation: "remove", ...(reason ? { reason } : {}) }, (playbook) => {
+      const purge = { supported: false, purged: 0 };
+      const removedContent = await mutatePlaybookJournaled(deps, located.layer, { operation: "remove", ...(reason ? { reason } : {}) }, (playbook, tx) => {
         const index = requireBulletIndex(playbook, id, notFound);
         const [removed] = playbook.bullets.splice(index, 1);
+        // The rule's history loses its text in the same locked write (the remove event included).
+        if (tx.rewriteJournal !== undefined) {
+          purge.supported = true;
+          const contentSha256 = sha256Hex(removed!.content);
+          tx.rewriteJournal(id, (event) => {
+            const next = purgedEvent(event, contentSha256);
+            if (next !== event) purge.purged++;
+            return next;
+          });
+        }
         return removed!.content;
       }, { bulletIds: [id] });
-      const journalPurged = await purgeJournalText(deps, located.layer, id, removedContent);
-      return { id, action: "deleted", path: located.path, preview: preview(removedContent), ...(journalPurged !== null ? { journalPurged } : {}) };
+      return { id, action: "deleted", path: located.path, preview: preview(removedContent), ...(purge.supported ? { journalPurged: purge.purged } : {}) };
     }
     await mutatePlaybookJournaled(deps, located.layer, { operation: "remove", reason: reason ?? DEFAULT_REMOVE_REASON }, (playbook) => {
       const index = requireBulletIndex(playbook, id, notFound);
@@ -111,23 +122,11 @@ export const playbookRemoveOperation = defineOperation({
 /**
  * `remove --hard` leaves no copy of the rule's text behind (issue 21): its journal events keep their
  * ids, operations, times and content hashes, and gain `contentSha256` (SHA-256 of the deleted text),
- * but lose the `before`/`after` field snapshots that held the text. Null when the store cannot
- * rewrite its journal.
+ * but lose the `before`/`after` field snapshots that held the text. An event already purged is
+ * returned as it is.
  */
-async function purgeJournalText(deps: OperationDeps, layer: Layer, bulletId: string, content: string): Promise<number | null> {
-  const transfer = deps.store.transfer;
-  if (!transfer) return null;
-  const key = `${layer}/journal`;
-  const section = await transfer.readSection(key);
-  if (section.kind !== "journal") return null;
-  const contentSha256 = sha256Hex(content);
-  let purged = 0;
-  const events = section.events.map((event) => {
-    if (event.bulletId !== bulletId || (event.before === undefined && event.after === undefined && event.purged === true)) return event;
-    const { before: _before, after: _after, ...rest } = event;
-    purged++;
-    return { ...rest, purged: true, contentSha256 };
-  });
-  if (purged > 0) await transfer.writeSection({ ...section, events });
-  return purged;
+function purgedEvent(event: JournalEvent, contentSha256: string): JournalEvent {
+  if (event.before === undefined && event.after === undefined && event.purged === true) return event;
+  const { before: _before, after: _after, ...rest } = event;
+  return { ...rest, purged: true, contentSha256 };
 }

@@ -1,7 +1,7 @@
 import { AppError } from "../errors.js";
 import { diffForJournal, snapshotBullets } from "../domain/journal.js";
 import { mergePlaybooks } from "../domain/merge.js";
-import type { Layer, MutationScope, OperationDeps } from "../ports.js";
+import type { Layer, MutationScope, MutationTx, OperationDeps } from "../ports.js";
 import type { Bullet, Playbook } from "../schemas/playbook.js";
 import type { JournalOperation } from "../schemas/records.js";
 
@@ -105,12 +105,12 @@ export function mutatePlaybookJournaled<T>(
   deps: OperationDeps,
   layer: Layer,
   meta: MutationMeta,
-  fn: (playbook: Playbook) => T | Promise<T>,
+  fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>,
   scope?: MutationScope,
 ): Promise<T> {
   return deps.store.mutatePlaybook(layer, async (playbook, tx) => {
     const before = snapshotBullets(playbook);
-    const result = await fn(playbook);
+    const result = await fn(playbook, tx);
     tx.journal(
       diffForJournal(before, playbook, {
         ...meta,

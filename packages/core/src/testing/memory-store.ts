@@ -8,6 +8,7 @@ import { COST_DIR, COST_TOTAL_FILE, addCost, decodeCostTotals, monthlyCostFile }
 import { checkSection, costTotalsOfText, distinctDiaries, emptySection, isCostMonth, layerSectionKeys, parseSectionKey, sectionHoldsData, sectionLayer, sortSectionKeys } from "../storage/sections.js";
 import type { StoreSection, StoreTransfer } from "../storage/transfer.js";
 import { updateLogText } from "../storage/log-update.js";
+import { rewriteJournalText } from "../domain/journal.js";
 import { DiaryEntrySchema, JournalEventSchema, type DiaryEntry, type JournalEvent, type OnboardingState, type ProcessedSession } from "../schemas/records.js";
 import {
   ONBOARDING_STATE_FILE,
@@ -715,11 +716,19 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return enqueue(path, async () => {
         const playbook = decode(path, layer) ?? createEmptyPlaybook(now(), layer);
         const queued: JournalEvent[] = [];
-        const result = await fn(playbook, { journal: (events) => void queued.push(...events) });
+        const rewrites: Array<[string, (event: JournalEvent) => JournalEvent]> = [];
+        const result = await fn(playbook, {
+          journal: (events) => void queued.push(...events),
+          rewriteJournal: (bulletId, map) => void rewrites.push([bulletId, map]),
+        });
         const encoded = JSON.stringify(validatePlaybookForWrite(playbook, path));
         const lines = queued.map((event) => JSON.stringify(JournalEventSchema.parse(event)));
         files.set(path, encoded);
         if (lines.length > 0) appendText(journalPath, lines.join("\n") + "\n");
+        for (const [bulletId, map] of rewrites) {
+          const current = files.get(journalPath);
+          if (current !== undefined) files.set(journalPath, rewriteJournalText(current, bulletId, map).text);
+        }
         return result;
       });
     },
