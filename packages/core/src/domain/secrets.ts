@@ -1,3 +1,5 @@
+import { backtrackingProblem } from "./regex-safety.js";
+
 /**
  * The secret detector: one place that decides what counts as a secret, used on every path into
  * and out of cass-memory (rules, evidence, reasons, notes, diaries, session text, LLM prompts,
@@ -102,22 +104,26 @@ const MAX_PEM_BODY = 16 * 1024;
 
 export const EXTRA_PATTERN_REPLACEMENT = "[REDACTED]";
 export const MAX_EXTRA_PATTERN_LENGTH = 256;
-/** Heuristic ReDoS guard: a group containing `*` or `+` that is itself quantified, e.g. `(a+)+`. */
-const NESTED_QUANTIFIER = /\([^)]*[*+][^)]*\)[*+?{]/;
-
 /**
- * Why a user-supplied regular expression is refused (too long, nested quantifier, invalid), or
+ * Why a user-supplied regular expression is refused (too long, invalid, or able to backtrack
+ * catastrophically: the static check of regex-safety.ts, the same one trauma patterns pass), or
  * null when it may be compiled with `flags`. Used for sanitisation patterns and verification checks.
  */
 export function userRegexProblem(source: string, flags = "i"): string | null {
   if (source.length > MAX_EXTRA_PATTERN_LENGTH) return `longer than ${MAX_EXTRA_PATTERN_LENGTH} characters`;
-  if (NESTED_QUANTIFIER.test(source)) return "potentially unsafe (nested quantifier)";
   try {
     new RegExp(source, flags);
   } catch (error) {
     return `invalid (${error instanceof Error ? error.message : String(error)})`;
   }
-  return null;
+  let why: string | null;
+  try {
+    why = backtrackingProblem(source);
+  } catch {
+    return "invalid (it could not be analysed)";
+  }
+  // The reason names parts of the pattern; it is not repeated, as an allowlist entry may be a secret.
+  return why === null ? null : "potentially unsafe (it could backtrack catastrophically)";
 }
 
 // Prefixes are assembled from pieces so that secret scanners run over this repository do not flag
