@@ -33,7 +33,7 @@ describe("HTTP server shutdown", () => {
     const responses = await Promise.all(inFlight);
     for (const response of responses) {
       expect(response.status).toBe(200);
-      expect((await response.json()).result.isError ?? false).toBe(false);
+      expect(((await response.json()) as { result: { isError?: boolean } }).result.isError ?? false).toBe(false);
     }
     await closing;
     const playbook = readFileSync(join(home, ".cass-memory", "playbook.yaml"), "utf8");
