@@ -60,7 +60,7 @@ export const DIAGNOSTIC_CATEGORIES = {
 } as const;
 
 /** Content of the `.cass/.gitignore` written by the `missing-repo-cass-dir` fix. */
-export const REPO_GITIGNORE = "# cass-memory: local files that should not be committed\ndiary/\n*.tmp\n*.tmp.*\n*.lock.d/\n";
+export const REPO_GITIGNORE = "# cass-memory: local files that should not be committed\ndiary/\n*.tmp\n*.tmp.*\n*.lock.d/\nevents.pending.json*\n";
 
 const JOURNAL_FILE = "events.jsonl";
 const TEMP_NAME = /^(.+)\.tmp\.[0-9a-f]{16}$/;

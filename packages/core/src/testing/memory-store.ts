@@ -131,7 +131,7 @@ const CATEGORY = {
   journal: "Audit Journal",
 } as const;
 
-const REPO_GITIGNORE = "# cass-memory: local files that should not be committed\ndiary/\n*.tmp\n*.tmp.*\n*.lock.d/\n";
+const REPO_GITIGNORE = "# cass-memory: local files that should not be committed\ndiary/\n*.tmp\n*.tmp.*\n*.lock.d/\nevents.pending.json*\n";
 
 function corruptError(path: string, problem: string, cause?: unknown): AppError {
   return new AppError("PLAYBOOK_CORRUPT", `Playbook at ${path} is invalid: ${problem}`, {
