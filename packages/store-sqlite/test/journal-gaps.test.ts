@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createTestBullet } from "@cass-memory/core/testing";
 import { closeStores, makeStore, useTestDir } from "./helpers.js";
 
 const dir = useTestDir();
@@ -15,28 +16,7 @@ describe("SQLite store: doctor and journal gaps", () => {
   it("reports a rule changed without a journal event and repairs it with a reconstructed event", async () => {
     const store = makeStore({ globalDir: join(dir(), "home"), repoDir: null });
     await store.mutatePlaybook("global", (playbook, tx) => {
-      playbook.bullets.push({
-        id: "b-gap",
-        content: "Run the failing test first",
-        category: "testing",
-        scope: "global",
-        kind: "workflow_rule",
-        type: "rule",
-        isNegative: false,
-        state: "active",
-        maturity: "candidate",
-        helpfulCount: 0,
-        harmfulCount: 0,
-        feedbackEvents: [],
-        tags: [],
-        sourceSessions: [],
-        sourceAgents: [],
-        createdAt: NOW,
-        updatedAt: NOW,
-        deprecated: false,
-        pinned: false,
-        confidenceDecayHalfLifeDays: 90,
-      } as never);
+      playbook.bullets.push(createTestBullet({ id: "b-gap", content: "Run the failing test first", category: "testing", state: "active", createdAt: NOW, updatedAt: NOW }));
       tx.journal([{ id: "c-1", timestamp: NOW, operation: "add", change: "created", bulletId: "b-gap", layer: "global", actor: "test", hashBefore: null, hashAfter: null }]);
     });
     let diagnosis = await store.diagnose!();

@@ -8,6 +8,7 @@ import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { JournalEvent } from "@cass-memory/core";
+import { createTestBullet } from "@cass-memory/core/testing";
 import { createYamlStore } from "../src/index.js";
 import { INTENT_FILE, INTENT_FORMAT, judgeIntent, type JournalIntent } from "../src/journal-intent.js";
 import { tempDir, testLogger, type TestLogger } from "./helpers.js";
@@ -234,29 +235,9 @@ describe("YAML store: doctor and the journal", () => {
   });
 });
 
+/** An active rule created at NOW (the journal's first event says so). */
 function bulletFixture(id: string, content: string) {
-  return {
-    id,
-    content,
-    category: "testing",
-    scope: "global",
-    kind: "workflow_rule",
-    type: "rule",
-    isNegative: false,
-    state: "active",
-    maturity: "candidate",
-    helpfulCount: 0,
-    harmfulCount: 0,
-    feedbackEvents: [],
-    tags: [],
-    sourceSessions: [],
-    sourceAgents: [],
-    createdAt: NOW,
-    updatedAt: NOW,
-    deprecated: false,
-    pinned: false,
-    confidenceDecayHalfLifeDays: 90,
-  };
+  return createTestBullet({ id, content, category: "testing", state: "active", createdAt: NOW, updatedAt: NOW });
 }
 
 describe("YAML store: transfer and the journal intent", () => {
