@@ -1,16 +1,23 @@
-import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { defineConfig, type Options } from "tsup";
 
 const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { version: string };
 
-// Four outputs:
+// The outputs:
 //  - dist/cm-main.cjs: the whole CLI bundled into one CommonJS file (no module resolution through
 //    pnpm's symlinks at start-up; CommonJS so that a vm.Script can reuse V8's code cache), except
 //    the LLM layer;
+//  - dist/cm-context.cjs, dist/cm-mark.cjs: the same CLI with only `context` or `mark` (the hot
+//    commands of an agent), so that they load a fraction of the code;
+//  - dist/cm-help.json: the root `--help` as commander prints it (generated from cm-main.cjs after
+//    its build), printed by the loader without loading any bundle;
 //  - dist/cm-serve.cjs: the MCP server started by `cm serve`;
 //  - dist/cm-llm.cjs: the LLM layer (AI SDK and providers, ~2 MB), required only by the commands
 //    that learn from sessions (a dynamic import() inside the cached vm.Script is not reliable);
-//  - dist/cm.js: the executable, a tiny ESM loader that runs cm-main.cjs with that cache.
+//  - dist/cm.js: the executable, a tiny ESM loader that answers --version/--help itself and runs
+//    one of the bundles above with that cache.
 // The package version is injected at build time (`__CM_VERSION__`).
 /** One self-contained CommonJS bundle; `external` packages are left to `require`. */
 function cjsBundle(entry: Record<string, string>, options: { external?: string[]; main?: boolean } = {}): Options {
@@ -31,6 +38,23 @@ function cjsBundle(entry: Record<string, string>, options: { external?: string[]
   };
 }
 
+/** Externals of every CLI bundle: loaded on demand from their own bundles or packages. */
+const cliExternal = ["@cass-memory/llm", "@cass-memory/mcp", "better-sqlite3", "@toon-format/toon"];
+const version = { __CM_VERSION__: JSON.stringify(pkg.version) };
+
+/** Renders the root help with the real program (cm-main.cjs) for both program names, non-TTY (80 columns). */
+function renderHelp(): void {
+  const help: Record<string, string> = {};
+  for (const name of ["cm", "cass-memory"]) {
+    help[name] = execFileSync(process.execPath, ["dist/cm-main.cjs", "--help"], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CASS_MEMORY_CLI_NAME: name, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+  }
+  writeFileSync("dist/cm-help.json", `${JSON.stringify({ version: pkg.version, help })}\n`);
+}
+
 export default defineConfig([
   // Everything except the LLM layer and the MCP server, which live in their own bundles.
   // better-sqlite3 (a native module, a dependency of this package) is never bundled: the SQLite
@@ -38,8 +62,19 @@ export default defineConfig([
   // runtime imports it dynamically, which esbuild turns into a lazily run module), so other runs
   // never load it.
   {
-    ...cjsBundle({ "cm-main": "src/cm.ts" }, { main: true, external: ["@cass-memory/llm", "@cass-memory/mcp", "better-sqlite3", "@toon-format/toon"] }),
-    define: { __CM_VERSION__: JSON.stringify(pkg.version) },
+    ...cjsBundle({ "cm-main": "src/cm.ts" }, { main: true, external: cliExternal }),
+    define: version,
+    onSuccess: async () => renderHelp(),
+  },
+  // `cm context` and `cm mark` alone (the loader picks them from the command line).
+  // Core is taken from its sources here (not its dist chunks), so that esbuild keeps only the
+  // modules these two commands reach (core has no side effects on import: "sideEffects": false).
+  {
+    ...cjsBundle({ "cm-context": "src/cm-context.ts", "cm-mark": "src/cm-mark.ts" }, { external: cliExternal }),
+    define: version,
+    esbuildOptions(options) {
+      options.alias = { ...options.alias, "@cass-memory/core": fileURLToPath(new URL("../../packages/core/src/index.ts", import.meta.url)) };
+    },
   },
   // The LLM layer, loaded on demand by reflect, diary, validate and audit (see src/llm.ts).
   cjsBundle({ "cm-llm": "src/llm.ts" }),
@@ -56,6 +91,7 @@ export default defineConfig([
     dts: false,
     sourcemap: false,
     clean: false,
+    define: version,
     banner: { js: "#!/usr/bin/env node" },
   },
 ]);

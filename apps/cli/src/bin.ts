@@ -1,7 +1,15 @@
 /**
- * The `cm` executable. A tiny loader in front of the bundled CLI (`cm-main.cjs`) that keeps V8's
- * compiled code for the bundle in a per-user cache, so each run skips most of the parsing and
- * compiling of ~1 MB of JavaScript (Node 20 has no built-in compile cache; see
+ * The `cm` executable: a small loader in front of the bundled CLI.
+ *
+ * - `cm --version`, `-V`, `-v` and `version` print the version without loading any bundle.
+ * - `cm --help`, `-h` and `help` print the root help rendered at build time by the real commander
+ *   program (dist/cm-help.json; a test compares the two), when stdout is not a terminal (commander
+ *   then wraps at 80 columns) and the program name is `cm` or `cass-memory`.
+ * - `cm context …` / `cm ctx …` and `cm mark …` run a bundle holding only that command
+ *   (cm-context.cjs, cm-mark.cjs); every other command line runs the whole CLI (cm-main.cjs).
+ *
+ * Each bundle runs through a vm.Script with V8's compiled code kept in a per-user cache, so a run
+ * skips most of the parsing and compiling (Node 20 has no built-in compile cache; see
  * docs/benchmarks.md). Any problem with the cache only costs speed: the bundle then compiles
  * normally and the cache is rewritten.
  */
@@ -11,15 +19,58 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Script, constants as vmConstants } from "node:vm";
+import { resolveCliName } from "./cli-name.js";
+import { VERSION } from "./version.js";
 
-const mainPath = join(dirname(fileURLToPath(import.meta.url)), "cm-main.cjs");
+const distDir = dirname(fileURLToPath(import.meta.url));
 
-function cacheFile(): string | null {
+/** The root options that take no value and may come before the command's name. */
+const ROOT_SWITCHES = new Set(["--no-color", "--no-emoji", "--verbose"]);
+/** Options handled before commander (or by it at the root) wherever they appear: the whole CLI answers them. */
+const ANYWHERE = new Set(["--info", "--examples", "--help", "-h", "--version", "-V"]);
+
+/** Which bundle runs this command line: a per-command one for the hot commands, else the whole CLI. */
+function bundleFor(args: readonly string[]): "cm-context" | "cm-mark" | "cm-main" {
+  let command: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "--") break;
+    if (ANYWHERE.has(a)) return "cm-main";
+    if (command !== undefined) continue;
+    if (a === "--width") i++;
+    else if (ROOT_SWITCHES.has(a) || a.startsWith("--width=")) continue;
+    else if (a.startsWith("-")) return "cm-main";
+    else command = a;
+  }
+  if (command === "context" || command === "ctx") return "cm-context";
+  if (command === "mark") return "cm-mark";
+  return "cm-main";
+}
+
+/** The text to print without loading a bundle, or null when the bundle must answer. */
+function answerWithoutBundle(args: readonly string[]): string | null {
+  const only = args.length === 1 ? args[0] : args.length === 2 && (args[1] === "--json" || args[1] === "-j") ? args[0] : undefined;
+  if (only === "--version" || only === "-V" || only === "-v" || only === "version") return `${VERSION}\n`;
+  if (args.length === 1 && (only === "--help" || only === "-h" || only === "help") && !process.stdout.isTTY) {
+    const name = resolveCliName(process.argv);
+    if (name !== "cm" && name !== "cass-memory") return null;
+    try {
+      const rendered = JSON.parse(readFileSync(join(distDir, "cm-help.json"), "utf8")) as { version?: string; help?: Record<string, string> };
+      const text = rendered.version === VERSION ? rendered.help?.[name] : undefined;
+      return typeof text === "string" && text !== "" ? text : null;
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+function cacheFile(bundlePath: string, bundle: string): string | null {
   if (process.env.CASS_MEMORY_NO_CODE_CACHE === "1") return null;
   const base = process.env.XDG_CACHE_HOME || join(process.env.HOME || homedir(), ".cache");
-  const stat = statSync(mainPath);
+  const stat = statSync(bundlePath);
   const key = `${process.version}-${process.arch}-${stat.size}-${Math.trunc(stat.mtimeMs)}`;
-  return join(base, "cass-memory", `cm-main-${key}.v8cache`);
+  return join(base, "cass-memory", `${bundle}-${key}.v8cache`);
 }
 
 function loadCached(file: string | null): Buffer | undefined {
@@ -42,24 +93,33 @@ function saveCache(file: string, script: Script): void {
   }
 }
 
-const file = cacheFile();
-const cachedData = loadCached(file);
-const source = readFileSync(mainPath, "utf8");
-const script = new Script(Module.wrap(source), {
-  filename: mainPath,
-  ...(cachedData ? { cachedData } : {}),
-  importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-});
-if (file !== null && (cachedData === undefined || script.cachedDataRejected)) {
-  // Written on exit, so the functions compiled during this run are in the cache too.
-  process.once("exit", () => saveCache(file, script));
+/** Runs a CommonJS bundle of dist/ through a vm.Script with V8's code cache. */
+function runBundle(bundle: string): void {
+  const bundlePath = join(distDir, `${bundle}.cjs`);
+  const file = cacheFile(bundlePath, bundle);
+  const cachedData = loadCached(file);
+  const source = readFileSync(bundlePath, "utf8");
+  const script = new Script(Module.wrap(source), {
+    filename: bundlePath,
+    ...(cachedData ? { cachedData } : {}),
+    importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  if (file !== null && (cachedData === undefined || script.cachedDataRejected)) {
+    // Written on exit, so the functions compiled during this run are in the cache too.
+    process.once("exit", () => saveCache(file, script));
+  }
+  const mod = { exports: {} as unknown };
+  const run = script.runInThisContext() as (
+    exports: unknown,
+    require: NodeJS.Require,
+    module: { exports: unknown },
+    filename: string,
+    dirname: string,
+  ) => void;
+  run.call(mod.exports, mod.exports, createRequire(bundlePath), mod, bundlePath, dirname(bundlePath));
 }
-const mod = { exports: {} as unknown };
-const run = script.runInThisContext() as (
-  exports: unknown,
-  require: NodeJS.Require,
-  module: { exports: unknown },
-  filename: string,
-  dirname: string,
-) => void;
-run.call(mod.exports, mod.exports, createRequire(mainPath), mod, mainPath, dirname(mainPath));
+
+const args = process.argv.slice(2);
+const answer = answerWithoutBundle(args);
+if (answer !== null) process.stdout.write(answer);
+else runBundle(bundleFor(args));

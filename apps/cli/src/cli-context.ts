@@ -1,11 +1,14 @@
 import { existsSync } from "node:fs";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import type { Operation } from "@cass-memory/core";
 import { redactFor, runOperation } from "@cass-memory/core";
 import type { Runtime } from "@cass-memory/runtime";
 import { encodeToon, envWantsToon } from "./formats.js";
 import { printJson, printLine, setOutputRedactor, successEnvelope, writeStdout, type SuccessExtras } from "./output.js";
 import { VERSION } from "./version.js";
+import { resolveCliName } from "./cli-name.js";
+
+export { resolveCliName };
 
 /**
  * State shared by the commands of one invocation: the program name, start time, which command
@@ -29,18 +32,6 @@ export interface CliContext {
   runtime(): Promise<Runtime>;
   /** The runtime module once loaded (signal handlers use its releaseAllLocks). */
   loadedRuntimeModule: typeof import("@cass-memory/runtime") | null;
-}
-
-/** The program name (reference §1.1 getCliName). */
-export function resolveCliName(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): string {
-  const fromEnv = env.CASS_MEMORY_CLI_NAME?.trim();
-  if (fromEnv) return fromEnv;
-  const script = argv[1] ? basename(argv[1]) : "";
-  const stem = script.replace(/\.(c|m)?(j|t)s$/, "");
-  if (stem === "cm" || stem === "cass-memory") return stem;
-  const argv0 = argv[0] ? basename(argv[0]).replace(/\.exe$/i, "") : "";
-  if (argv0 && argv0 !== "node" && argv0 !== "bun" && !/^node\d*$/.test(argv0)) return argv0;
-  return "cm";
 }
 
 /**
