@@ -273,9 +273,18 @@ describe("deterministic diary writer", () => {
     expect(writer.kind).toBe("deterministic");
     const draft = await writer.write({ path: "/s.jsonl", agent: "claude_code", text: HAND_WRITTEN, workspace: "/work/app" });
     expect(draft).toEqual(await writer.write({ path: "/s.jsonl", agent: "claude_code", text: HAND_WRITTEN, workspace: "/work/app" }));
-    expect(draft.accomplishments).toEqual(["The login test in src/auth/login.test.ts keeps failing on CI. Can you fix it? Please always run the full suite before you say it's done."]);
-    expect(draft.keyLearnings).toEqual([`Session: ${draft.accomplishments[0]}`]);
-    expect(draft.status).toBe("mixed");
+    // Nothing the agent reports as done: empty, not the first prompt restated.
+    expect(draft.accomplishments).toEqual([]);
+    // Key learnings are the lessons the session states (strongest first), never "Session: <prompt>".
+    expect(draft.keyLearnings).toEqual([
+      "Wait for network idle before asserting on the login form",
+      "Keep `vitest.config.ts` in sync with the tsconfig paths",
+      "Vitest runs test files in parallel by default",
+      "Keep login fixtures next to the auth tests",
+      "Check for animations before blaming the selector",
+    ]);
+    // The test failed, then the user says "Thanks, that works now!": the end decides.
+    expect(draft.status).toBe("success");
     expect(draft.challenges).toEqual(["FAIL src/auth/login.test.ts > logs in", 'Error: Timed out waiting for selector "#submit"']);
     expect(draft.decisions).toEqual(["I decided to use fake timers instead of real ones."]);
     expect(draft.tags).toEqual(["login.test.ts", "wait.js", "vitest.config.ts"]);
@@ -285,13 +294,55 @@ describe("deterministic diary writer", () => {
     expect(draft.workspace).toBe("/work/app");
   });
 
-  it("caps the first request at 200 characters and falls back when there is no user turn", () => {
+  it("writes no placeholder text: empty fields when the session says nothing", () => {
     const long = `**user**: ${"refactor the module ".repeat(20)}\n**assistant**: ok`;
     const draft = draftDiary({ text: long });
-    expect(draft.accomplishments[0]!.length).toBeLessThanOrEqual(200);
-    expect(draft.keyLearnings[0]!.startsWith("Session: refactor the module")).toBe(true);
-    expect(draftDiary({ text: "short\nThis line is longer than twenty characters\n" }).keyLearnings).toEqual(["This line is longer than twenty characters"]);
-    expect(draftDiary({ text: "" })).toMatchObject({ status: "success", accomplishments: [], keyLearnings: ["Coding session"], tags: [] });
+    expect(draft.accomplishments).toEqual([]);
+    expect(draft.keyLearnings).toEqual([]);
+    expect(draftDiary({ text: "short\nThis line is longer than twenty characters\n" }).keyLearnings).toEqual([]);
+    expect(draftDiary({ text: "" })).toMatchObject({ status: "success", accomplishments: [], keyLearnings: [], challenges: [], tags: [] });
+  });
+
+  it("reports the agent's own account of its work as accomplishments and stated causes as challenges", () => {
+    const text = [
+      "## 👤 User",
+      "",
+      "The nightly import drops rows with accented names.",
+      "",
+      "## 🤖 Assistant",
+      "",
+      "The reader opens the file as latin1 because the vendor used to send latin1.",
+      "```py",
+      "raise ValueError('never decode as latin1')",
+      "```",
+      "",
+      "## 🤖 Assistant",
+      "",
+      "I switched the reader to UTF-8 and added a count of skipped rows to the summary. All 12 tests pass.",
+      "",
+      "## 👤 User",
+      "",
+      "great, thanks",
+    ].join("\n");
+    const draft = draftDiary({ text });
+    expect(draft.status).toBe("success");
+    expect(draft.accomplishments).toEqual(["I switched the reader to UTF-8 and added a count of skipped rows to the summary"]);
+    expect(draft.challenges).toEqual(["The reader opens the file as latin1 because the vendor used to send latin1"]);
+    expect(draft.keyLearnings).toEqual([]);
+  });
+
+  it("reads the outcome from the last exchanges", () => {
+    const session = (...turns: Array<[string, string]>) => turns.map(([role, body]) => `## ${role}\n\n${body}\n`).join("\n");
+    // Failed early, fixed at the end: success.
+    expect(draftDiary({ text: session(["🔧 Tool", "[tool result] FAIL test/a.test.ts\nError: boom"], ["🤖 Assistant", "Fixed the import; the build passes now."], ["👤 User", "thanks"]) }).status).toBe("success");
+    // "no errors" is not a failure.
+    expect(draftDiary({ text: session(["👤 User", "rename utils to lib"], ["🤖 Assistant", "Renamed: 37 imports updated, no errors."], ["👤 User", "perfect"]) }).status).toBe("success");
+    // Gave up: failure, even though an earlier run passed.
+    expect(
+      draftDiary({ text: session(["🔧 Tool", "[tool result] 49 passed, 1 failed"], ["🤖 Assistant", "It still fails 1 in 50 and I could not find the race."], ["👤 User", "leave it for now"]) }).status,
+    ).toBe("failure");
+    // Progress and an open problem: mixed.
+    expect(draftDiary({ text: session(["🤖 Assistant", "Requests are 5x faster. The leak is still there."], ["👤 User", "good progress, let's continue next week"]) }).status).toBe("mixed");
   });
 
   it("judges the status from failure and success words", () => {
@@ -452,7 +503,8 @@ describe("deterministic reflector", () => {
     it("reads the fixtures' diaries sensibly", () => {
       const byName = (name: string) => render(FIXTURES.find((f) => f.name === name)!.messages, "markdown");
       const claude = draftDiary({ text: byName("claude_code/projects/-test-project/agent-test123.jsonl") });
-      expect(claude.accomplishments).toEqual(["Help me implement smartedgar matrix completion"]);
+      expect(claude.accomplishments).toEqual([]);
+      expect(claude.keyLearnings).toEqual([]);
       expect(claude.tags).toEqual(["file.rs"]);
       expect(claude.searchAnchors).toEqual(expect.arrayContaining(["matrix", "completion"]));
 
@@ -463,7 +515,7 @@ describe("deterministic reflector", () => {
 
       const passing = draftDiary({ text: byName("message_grouping/codex_session.jsonl") });
       expect(passing.status).toBe("success");
-      expect(passing.accomplishments).toEqual(["List all Python files in the project"]);
+      expect(passing.keyLearnings).toEqual([]);
       expect(passing.tags).toEqual(["main.py", "utils.py", "test_main.py"]);
     });
   });

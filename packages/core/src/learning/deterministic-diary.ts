@@ -1,159 +1,28 @@
 import { extractKeywords } from "../domain/text.js";
 import type { DiaryDraft, DiaryWriter, SessionTranscript } from "../ports.js";
+import { findLessons, lessonsInLine, looksLikeCode } from "./deterministic-reflector.js";
+import {
+  TOOL_CALL_LINE,
+  clip,
+  collapse,
+  parseTranscript,
+  proseLines,
+  splitSentences,
+  type TranscriptMessage,
+  type TranscriptRole,
+} from "./transcript.js";
+
+export { TOOL_CALL_LINE, parseTranscript, proseLines, splitSentences } from "./transcript.js";
+export type { TranscriptLine, TranscriptMessage, TranscriptRole } from "./transcript.js";
 
 /**
  * The diary writer that needs no LLM (reference §7.4 `generateDiaryFast`, extended): it reads the
  * transcript as our episodic sources export it and fills the diary with what plain text heuristics
- * can find — the outcome, the first request, files touched, error lines, decisions and stated
- * preferences. Same text in, same draft out.
+ * can find: the outcome (read from the last exchanges), what was done (the agent's own report of
+ * its work), the problems met (stated causes, then error lines), decisions, stated preferences and
+ * the lessons the session states. A field with nothing to say stays empty: no placeholder text.
+ * Same text in, same draft out.
  */
-
-// ---------------------------------------------------------------------------------------------
-// Reading a transcript
-
-export type TranscriptRole = "user" | "assistant" | "system" | "tool" | "unknown";
-
-export interface TranscriptLine {
-  /** The line as written (without the role marker when the marker shared its line). */
-  text: string;
-  /** Inside a fenced code block (``` or ~~~). */
-  code: boolean;
-  /** A tool call (`[tool: X] …`), tool output, or a line of a tool message. */
-  tool: boolean;
-}
-
-export interface TranscriptMessage {
-  role: TranscriptRole;
-  lines: TranscriptLine[];
-}
-
-const ROLE_WORDS: Readonly<Record<string, TranscriptRole>> = {
-  user: "user",
-  human: "user",
-  assistant: "assistant",
-  model: "assistant",
-  system: "system",
-  developer: "system",
-  tool: "tool",
-  unknown: "unknown",
-};
-const ROLE_ALTERNATION = "user|human|assistant|model|system|developer|tool|unknown";
-
-/** `## 👤 User`, `## Assistant`, `### 🔧 Tool` — the markdown export's message headings. */
-const MARKDOWN_HEADING = new RegExp(`^#{1,6}\\s+(?:[^\\p{L}\\p{N}\\s]+\\s*)*(${ROLE_ALTERNATION})\\s*:?\\s*$`, "iu");
-/** `=== USER ===` — the text export's message headings. */
-const TEXT_HEADING = new RegExp(`^={2,}\\s*(${ROLE_ALTERNATION})\\s*={2,}$`, "i");
-/** `**user**: …`, `**Assistant:** …` */
-const BOLD_INLINE = new RegExp(`^\\*\\*(${ROLE_ALTERNATION})\\s*(?::\\s*\\*\\*|\\*\\*\\s*:)\\s?(.*)$`, "i");
-/** `user: …`, `Assistant: …` */
-const PLAIN_INLINE = /^(user|human|assistant|model)\s*:\s?(.*)$/i;
-/** `[user] …` — the direct-file export fallback. */
-const BRACKET_INLINE = new RegExp(`^\\[(${ROLE_ALTERNATION})\\]\\s?(.*)$`, "i");
-const FENCE = /^\s*(```|~~~)/;
-const TOOL_CALL_LINE = /^\s*\[tool:[^\]]*\]/i;
-const TOOL_OUTPUT_LINE = /^\s*\[tool (?:result|error)\b[^\]]*\]/i;
-/** Blocks that agents inject into user turns and that are not the user speaking. */
-const INJECTED_OPEN = /<(system-reminder|command-name|command-message|command-args|local-command-stdout|user-prompt-submit-hook|environment_details)\b[^>]*>/i;
-
-function roleOf(word: string): TranscriptRole {
-  return ROLE_WORDS[word.toLowerCase()] ?? "unknown";
-}
-
-/**
- * Splits a transcript into messages. Understands the markdown and text exports of our episodic
- * sources (`## 👤 User`, `=== USER ===`), the direct-file fallback (`[user] …`) and common chat
- * renderings (`**user**: …`, `User: …`). A text without any marker is one `unknown` message.
- * Lines carry whether they are code (fenced) or tool traffic.
- */
-export function parseTranscript(text: string): TranscriptMessage[] {
-  const messages: TranscriptMessage[] = [];
-  let current: TranscriptMessage = { role: "unknown", lines: [] };
-  let inFence = false;
-  let inToolOutput = false;
-  let injected: string | null = null;
-
-  const start = (role: TranscriptRole, rest?: string): void => {
-    if (current.lines.some((l) => l.text.trim() !== "") || current.role !== "unknown") messages.push(current);
-    current = { role, lines: [] };
-    inFence = false;
-    inToolOutput = false;
-    injected = null;
-    if (rest !== undefined && rest.trim() !== "") push(rest);
-  };
-
-  const push = (line: string): void => {
-    if (injected !== null) {
-      if (new RegExp(`</${injected}>`, "i").test(line)) injected = null;
-      return;
-    }
-    const open = INJECTED_OPEN.exec(line);
-    if (open !== null && !inFence) {
-      const name = open[1]!;
-      if (!new RegExp(`</${name}>`, "i").test(line.slice(open.index))) injected = name;
-      return;
-    }
-    if (FENCE.test(line)) {
-      inFence = !inFence;
-      current.lines.push({ text: line, code: true, tool: current.role === "tool" || inToolOutput });
-      return;
-    }
-    if (!inFence && TOOL_OUTPUT_LINE.test(line)) inToolOutput = true;
-    const tool = current.role === "tool" || inToolOutput || (!inFence && TOOL_CALL_LINE.test(line));
-    current.lines.push({ text: line, code: inFence, tool });
-  };
-
-  for (const raw of text.replace(/\r\n?/g, "\n").split("\n")) {
-    const trimmed = raw.trim();
-    // Export headings are recognised even inside an unclosed fence: they end the message.
-    const heading = MARKDOWN_HEADING.exec(trimmed) ?? TEXT_HEADING.exec(trimmed);
-    if (heading !== null) {
-      start(roleOf(heading[1]!));
-      continue;
-    }
-    if (!inFence && injected === null) {
-      const inline = BOLD_INLINE.exec(trimmed) ?? BRACKET_INLINE.exec(trimmed) ?? PLAIN_INLINE.exec(trimmed);
-      if (inline !== null) {
-        start(roleOf(inline[1]!), inline[2] ?? "");
-        continue;
-      }
-    }
-    // The markdown export separates messages with `---`; it is not content.
-    if (trimmed === "---" && !inFence) continue;
-    push(raw);
-  }
-  start("unknown");
-  const nonEmpty = messages.filter((m) => m.lines.some((l) => l.text.trim() !== ""));
-  // Text before the first role marker is the export's header (title, start time), not a message.
-  const first = nonEmpty.findIndex((m) => m.role !== "unknown");
-  return first > 0 ? nonEmpty.slice(first) : nonEmpty;
-}
-
-/** The prose of a message: lines that are neither code nor tool traffic. */
-export function proseLines(message: TranscriptMessage): string[] {
-  return message.lines.filter((l) => !l.code && !l.tool).map((l) => l.text);
-}
-
-/** True when the transcript had role markers (otherwise it is one `unknown` message). */
-function hasRoles(messages: readonly TranscriptMessage[]): boolean {
-  return messages.some((m) => m.role !== "unknown");
-}
-
-function collapse(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
-}
-
-function clip(text: string, max: number): string {
-  const flat = collapse(text);
-  return flat.length > max ? `${flat.slice(0, max - 3).trimEnd()}...` : flat;
-}
-
-/** Splits prose into sentences at `.`, `!` or `?` followed by whitespace and a capital/quote/emphasis. */
-export function splitSentences(line: string): string[] {
-  return line
-    .split(/(?<=[.!?])\s+(?=[\p{Lu}"'`*_(\[])/u)
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
-}
 
 // ---------------------------------------------------------------------------------------------
 // Heuristics
@@ -213,15 +82,6 @@ export function mentionedFiles(text: string, max = 5): string[] {
   return out;
 }
 
-function firstUserRequest(messages: readonly TranscriptMessage[]): string | null {
-  for (const m of messages) {
-    if (m.role !== "user") continue;
-    const text = collapse(proseLines(m).join(" "));
-    if (text.length > 10) return clip(text, 200);
-  }
-  return null;
-}
-
 function distinctLines(candidates: Iterable<string>, max: number): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
@@ -269,31 +129,137 @@ export function searchAnchors(text: string, max = 10): string[] {
     .slice(0, max);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The outcome, read from the end of the session
+
+/** How many of the last user/assistant messages decide the outcome. */
+export const OUTCOME_TAIL_MESSAGES = 3;
+
+/** Work left undone or broken at the end: "could not", "still fails", "reverted", "leave it". */
+const UNRESOLVED =
+  /\b(?:could(?:n'?t| not)|can(?:'?t|not)|unable to|did(?:n'?t| not) (?:work|help|happen|pass|fix|find|succeed|manage)|does(?:n'?t| not) work|not (?:fixed|working|resolved)|still (?:fails?|failing|broken|there|happens|crash(?:es)?|red|flaky|hangs?|leaks?|times? out)|reverted|rolled back|gave up|give up|no luck|blocked (?:on|by)|leave it (?:marked|for now|as is)|leave it\b|ugh|expired|(?:deploy|build|tests?|migration) (?:failed|did not)|failed\b)/i;
+/** Work reported done or working at the end. */
+const RESOLVED =
+  /\b(?:successfully|succeeded|completed|done\b|fixed|works(?: now| correctly)?|working now|resolved|pass(?:es|ed)?\b|green\b|clean\b|merged|no (?:errors?|problems|failures|timeouts)|builds? (?:and|now|succeeded)|now (?:builds|works|passes|runs|parses)|faster|progress|back to|great|perfect|thanks|thank you|nice|looks good|lgtm|👍|✅)/i;
+
+/** A sentence's signals; a sentence that says something is unresolved does not also count as resolved. */
+function signals(sentence: string): { unresolved: boolean; resolved: boolean } {
+  const unresolved = UNRESOLVED.test(sentence);
+  return { unresolved, resolved: !unresolved && RESOLVED.test(sentence) };
+}
+
+/**
+ * The session's outcome from its last exchanges: the last few user/assistant messages (prose only)
+ * and the last tool output. Work reported unresolved and nothing resolved → failure; both →
+ * mixed; resolved → success. When the end says neither, the whole text decides (`sessionStatus`).
+ */
+export function sessionOutcome(messages: readonly TranscriptMessage[], fallbackText: string): DiaryDraft["status"] {
+  const talking = messages.filter((m) => m.role === "user" || m.role === "assistant" || m.role === "unknown");
+  const tail = talking.slice(-OUTCOME_TAIL_MESSAGES);
+  let unresolved = false;
+  let resolved = false;
+  for (const message of tail) {
+    for (const line of proseLines(message)) {
+      for (const sentence of splitSentences(line)) {
+        const s = signals(sentence);
+        unresolved ||= s.unresolved;
+        resolved ||= s.resolved;
+      }
+    }
+  }
+  if (!unresolved) {
+    // The last tool output after the last words (a green test run, a successful build).
+    const lastTool = [...messages].reverse().find((m) => m.lines.some((l) => l.tool));
+    if (lastTool !== undefined) {
+      const out = lastTool.lines.filter((l) => l.tool).map((l) => l.text).join("\n");
+      if (SUCCESS_PATTERN.test(out) && !FAILURE_PATTERN.test(out.replace(/\b0 (?:failed|errors?)\b|\bno (?:errors?|failures?)\b/gi, ""))) resolved = true;
+    }
+  }
+  if (unresolved && resolved) return "mixed";
+  if (unresolved) return "failure";
+  if (resolved) return "success";
+  return sessionStatus(fallbackText);
+}
+
+// ---------------------------------------------------------------------------------------------
+// What was done, what got in the way
+
+/** The agent reporting its own work: "Added …", "I moved …", "Done: …", "Fixed by …". */
+const WORK_REPORT =
+  /^(?:done[:,]\s*|(?:i|we)(?:'ve| have)?\s+(?:now\s+)?|(?:now\s+))?(?:added|moved|changed|replaced|rewrote|rewritten|renamed|removed|deleted|fixed|installed|configured|converted|updated|wrote|created|implemented|refactored|resolved|rebased|split|batched|reverted|migrated|upgraded|enabled|disabled|extracted|introduced|set up|switched|rotated|cleaned up)\b/i;
+
+/** Sentences in which the agent reports work it did, latest last, at most `max`. */
+function* workReports(messages: readonly TranscriptMessage[]): Generator<string> {
+  for (const m of messages) {
+    if (m.role !== "assistant" && m.role !== "unknown") continue;
+    for (const line of proseLines(m)) {
+      const stripped = line.replace(/^\s*(?:[-*+]|\d+[.)])\s+/, "").trim();
+      if (stripped === "" || looksLikeCode(stripped)) continue;
+      for (const sentence of splitSentences(stripped)) {
+        if (sentence.endsWith("?") || sentence.length < 12) continue;
+        if (WORK_REPORT.test(sentence)) yield sentence.replace(/[.!]+$/, "");
+      }
+    }
+  }
+}
+
+/** A sentence that states a problem or its cause. */
+const PROBLEM =
+  /\b(?:because|the (?:problem|issue|cause|bug|culprit) (?:is|was)|root cause|turned out|it (?:fails|failed|breaks|broke|hangs|crashes)|(?:is|are|was|were) (?:stale|missing|wrong|broken|expired|out of date)|broke\b|leaks?\b|times? out|catastrophic|silently|not found|cannot|can't|could not|couldn't|fails? (?:on|under|with|when|after))\b/i;
+
+function* problemSentences(messages: readonly TranscriptMessage[], lessons: readonly string[]): Generator<string> {
+  const heads = lessons.map((l) => l.toLowerCase().slice(0, 40));
+  for (const m of messages) {
+    if (m.role !== "assistant" && m.role !== "unknown") continue;
+    for (const line of proseLines(m)) {
+      const stripped = line.replace(/^\s*(?:[-*+]|\d+[.)])\s+/, "").trim();
+      if (stripped === "" || looksLikeCode(stripped)) continue;
+      for (const sentence of splitSentences(stripped)) {
+        if (sentence.endsWith("?") || sentence.length < 20 || sentence.length > 300) continue;
+        if (!PROBLEM.test(sentence) || WORK_REPORT.test(sentence) || signals(sentence).resolved) continue;
+        // A stated lesson is not a problem ("Lesson: …", "Never …").
+        const lower = sentence.toLowerCase();
+        if (lessonsInLine(sentence).length > 0 || heads.some((h) => lower.includes(h))) continue;
+        yield sentence.replace(/[.!]+$/, "");
+      }
+    }
+  }
+}
+
+/** Error lines that read as a message (not code): a fallback for challenges. */
+function* readableErrorLines(messages: readonly TranscriptMessage[]): Generator<string> {
+  for (const text of errorLines(messages)) {
+    if (text.length <= 200 && !looksLikeCode(text.replace(/^[\w.]*(?:Error|Exception)\s*(?:\[\w+\])?:/, ""))) yield text;
+  }
+}
+
+/** The last `max` distinct items (in order), for reports where the end matters most. */
+function lastDistinct(items: Iterable<string>, max: number): string[] {
+  const all = distinctLines(items, 1_000);
+  return all.slice(-max);
+}
+
 /** The deterministic diary of one session. */
 export function draftDiary(session: Pick<SessionTranscript, "text" | "workspace">): DiaryDraft {
   const text = session.text ?? "";
   const messages = parseTranscript(text);
-  // Status reads everything but code (tool output included: that is where failures show);
-  // search anchors read what people wrote; file names come from prose and tool calls.
+  // The whole-text fallback of the outcome reads everything but code (tool output included: that
+  // is where failures show); search anchors read what people wrote; file names come from prose
+  // and tool calls.
   const narrative = messages.flatMap((m) => m.lines.filter((l) => !l.code && !TOOL_CALL_LINE.test(l.text)).map((l) => l.text)).join("\n");
   const prose = messages.flatMap((m) => (m.role === "system" || m.role === "tool" ? [] : proseLines(m))).join("\n");
   const outsideCode = messages.flatMap((m) => m.lines.filter((l) => !l.code).map((l) => l.text)).join("\n");
-  const request = firstUserRequest(messages);
-  const fallbackLine = hasRoles(messages)
-    ? null
-    : (text
-        .split("\n")
-        .map((l) => collapse(l))
-        .find((l) => l.length > 20) ?? null);
-  const task = request ?? (fallbackLine !== null ? clip(fallbackLine, 200) : null);
   const talking: TranscriptRole[] = ["user", "assistant", "unknown"];
+  const lessons = findLessons(text).map((l) => l.content);
+  const problems = distinctLines(problemSentences(messages, lessons), 3);
+  const challenges = problems.length >= 3 ? problems : distinctLines([...problems, ...readableErrorLines(messages)], 3);
   return {
-    status: sessionStatus(narrative),
-    accomplishments: request !== null ? [request] : [],
+    status: messages.length === 0 ? sessionStatus(text) : sessionOutcome(messages, narrative),
+    accomplishments: lastDistinct(workReports(messages), 4),
     decisions: distinctLines(sentencesMatching(messages, DECISION_PATTERN, talking), 3),
-    challenges: distinctLines(errorLines(messages), 3),
+    challenges,
     preferences: distinctLines(sentencesMatching(messages, PREFERENCE_PATTERN, ["user", "unknown"]), 3),
-    keyLearnings: [task !== null ? (request !== null ? `Session: ${task}` : task) : "Coding session"],
+    keyLearnings: lessons.slice(0, 5),
     tags: mentionedFiles(outsideCode),
     searchAnchors: searchAnchors(prose),
     ...(session.workspace !== undefined ? { workspace: session.workspace } : {}),

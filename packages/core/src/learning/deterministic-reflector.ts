@@ -2,7 +2,7 @@ import { extractKeywords, hashContent, jaccardOfSets, tokenize, tokenSet } from 
 import type { Reflector, ReflectionInput } from "../ports.js";
 import type { Playbook } from "../schemas/playbook.js";
 import type { Delta } from "../schemas/records.js";
-import { parseTranscript, splitSentences, type TranscriptRole } from "./deterministic-diary.js";
+import { parseTranscript, splitSentences, type TranscriptRole } from "./transcript.js";
 
 /**
  * The reflector that needs no LLM: it proposes a playbook rule for every lesson the session states
@@ -81,11 +81,22 @@ export function looksLikeCode(text: string): boolean {
 // Recognising a lesson
 
 const LABEL =
-  /^(?:lessons? learned|(?:key |main |big )?lesson|rule of thumb|rule|(?:what )?(?:i |we )?learned|learning|(?:key )?takeaway|note to self|til)\s*[:\-–—]\s*(.+)$/i;
+  /^(?:(?:so|and|but)\s+)?(?:lessons? learned|(?:the )?(?:real |key |main |big )?lessons?(?: here)?|rules? of thumb|(?:the )?rule(?: here)? is|rule|(?:what )?(?:i |we )?learned|learning|key learnings?|(?:key )?takeaways?|notes? (?:to self|for later|for next time)|til|(?:pro[- ]?)?tip)\s*[:\-–—]\s*(.+)$/i;
+/** A line that introduces a list of lessons: "Lessons learned:", "**Takeaways**", "What I learned:". */
+const LIST_HEADER =
+  /^(?:lessons?(?: learned)?|(?:key )?takeaways?|what (?:i|we) learned(?: today)?|key learnings?|learnings|rules? of thumb|notes? (?:to self|for (?:later|next time))|tips|things to remember)\s*:?\s*$/i;
+/** A list item: "- …", "* …", "1. …". */
+const LIST_ITEM = /^\s*(?:[-*+•]|\d+[.)])\s+\S/;
 const TIL_PLAIN = /^(?:til,?|(?:today )?(?:i|we)(?:'ve)? (?:just )?learned)\s+(?:that\s+)?(.+)$/i;
 const HINDSIGHT = /^(?:in the future|next time|going forward|from now on|in future)\s*,?\s+(.+)$/i;
 const FIX_WAS = /^the (?:real )?(?:fix|solution|trick|key|workaround|answer|right approach|lesson) (?:here )?(?:was|is) to\s+(.+)$/i;
-const FLUFF = /^(?:so|also|and|but|ok(?:ay)?|note|important|tip|pro[- ]?tip|hint|nb|n\.b\.|reminder|remember|heads[- ]up|caution|warning)\s*[,:\-–—!]\s*/i;
+const FLUFF = /^(?:so|also|and|but|ok(?:ay)?|note|important|hint|nb|n\.b\.|reminder|remember|heads[- ]up|caution|warning)\s*[,:\-–—!]\s*/i;
+/** "And please never …", "Also always …": a conjunction before a directive. */
+const CONJUNCTION = /^(?:and|but|also|so|plus)\s+(?=(?:please|always|never|don'?t|do not|avoid|make sure)\b)/i;
+/** "I prefer X over Y" from a user is the rule "Prefer X over Y". */
+const STATED_PREFERENCE = /^(?:i|we)\s+(?:really\s+)?(?:prefer|'d prefer|would prefer)\s+(.+?)\s+(over|to|rather than|instead of)\s+(.+)$/i;
+/** "For big tables, always …", "When the API is paginated, never …": a directive with its condition. */
+const CONDITIONAL_DIRECTIVE = /^(?:for|when|if|in|on|before|after|with|whenever|during)\b[^,;]{3,80},\s*((?:always|never|avoid|don'?t|do not|make sure)\b.+)$/i;
 /** "Please always …" from a user is the same directive. */
 const PLEASE = /^please\s+(?=(?:always|never|don'?t|do not|avoid|make sure|remember to|be sure to)\b)/i;
 const MODAL = /^(?:i|we|you)(?:'ll|'d better|\s+will|\s+should|\s+must|\s+need to|\s+have to|\s+ought to|\s+want to)\s+/i;
@@ -138,7 +149,7 @@ function directive(sentence: string): { content: string; negative: boolean } | n
 
 /** The body of a labelled or hindsight lesson: modal lead-in removed, polarity detected. */
 function body(text: string): { content: string; negative: boolean } | null {
-  let rest = text.trim().replace(/^(?:that|to)\s+/i, "").replace(MODAL, "");
+  let rest = text.trim().replace(/^(?:that|to)\s+/i, "").replace(MODAL, "").replace(PLEASE, "");
   if (rest === "") return null;
   const forget = FORGET.exec(rest);
   if (forget !== null) rest = `Remember to ${forget[1]!}`;
@@ -148,7 +159,7 @@ function body(text: string): { content: string; negative: boolean } | null {
 
 /** The lesson a cleaned sentence states, or null. */
 export function lessonFromSentence(sentence: string): Pick<Lesson, "content" | "negative" | "strength"> | null {
-  let s = sentence.trim().replace(FLUFF, "").trim().replace(PLEASE, "");
+  let s = sentence.trim().replace(FLUFF, "").trim().replace(CONJUNCTION, "").replace(PLEASE, "");
   s = s.replace(/^["'“‘]/, "").replace(/["'”’]$/, "").trim();
   if (s === "" || s.includes("?")) return null;
   let found: { content: string; negative: boolean } | null = null;
@@ -162,7 +173,15 @@ export function lessonFromSentence(sentence: string): Pick<Lesson, "content" | "
     found = body(hindsight[1]!);
     strength = 2;
   } else {
-    found = directive(s);
+    const preference = STATED_PREFERENCE.exec(s);
+    const conditional = CONDITIONAL_DIRECTIVE.exec(s);
+    if (preference !== null) {
+      found = { content: `Prefer ${preference[1]!} ${preference[2]!.toLowerCase()} ${preference[3]!}`, negative: false };
+    } else if (conditional !== null && directive(conditional[1]!) !== null) {
+      found = { content: s, negative: NEGATIVE_START.test(conditional[1]!) };
+    } else {
+      found = directive(s);
+    }
   }
   if (found === null) return null;
   const content = finish(found.content);
@@ -170,14 +189,16 @@ export function lessonFromSentence(sentence: string): Pick<Lesson, "content" | "
   return { content, negative: found.negative, strength };
 }
 
-/** The lessons stated in one line of prose (a labelled line is one lesson; else per sentence). */
-export function lessonsInLine(raw: string): Array<Pick<Lesson, "content" | "negative" | "strength" | "source">> {
+type FoundLesson = Pick<Lesson, "content" | "negative" | "strength" | "source">;
+
+/**
+ * The lessons stated in one line of prose. A labelled line ("Lesson: …") gives its first sentence
+ * as a labelled lesson; every other sentence is read on its own ("Also, never …").
+ */
+export function lessonsInLine(raw: string): FoundLesson[] {
   const line = cleanLessonLine(raw);
   if (line === null || looksLikeCode(line)) return [];
-  const unfluffed = line.replace(FLUFF, "");
-  const whole = LABEL.test(unfluffed) || TIL_PLAIN.test(unfluffed) ? lessonFromSentence(line) : null;
-  if (whole !== null) return [{ ...whole, source: line }];
-  const out: Array<Pick<Lesson, "content" | "negative" | "strength" | "source">> = [];
+  const out: FoundLesson[] = [];
   for (const sentence of splitSentences(line)) {
     const lesson = lessonFromSentence(sentence);
     if (lesson !== null) out.push({ ...lesson, source: line });
@@ -185,19 +206,52 @@ export function lessonsInLine(raw: string): Array<Pick<Lesson, "content" | "nega
   return out;
 }
 
+/** An item of a lessons list ("Lessons learned:" followed by "- …"): a labelled lesson. */
+export function lessonFromListItem(raw: string): FoundLesson | null {
+  const line = cleanLessonLine(raw);
+  if (line === null || looksLikeCode(line)) return null;
+  const stated = lessonFromSentence(line);
+  if (stated !== null) return { ...stated, strength: 1, source: line };
+  const first = splitSentences(line)[0] ?? line;
+  const lesson = lessonFromSentence(`Lesson: ${first}`);
+  return lesson === null ? null : { ...lesson, strength: 1, source: line };
+}
+
 const SPEAKING_ROLES: ReadonlySet<TranscriptRole> = new Set(["user", "assistant", "unknown"]);
+
+/** A weaker lesson this much covered by the words of the session's labelled lessons repeats them. */
+export const REDUNDANT_COVERAGE = 0.5;
 
 /**
  * Every lesson stated in a transcript (user and assistant prose only: system prompts, tool traffic
  * and code are skipped) and in extra lines such as a diary's key learnings, strongest first, then
- * in order of appearance; exact duplicates (content hash) removed.
+ * in order of appearance. Items of a list introduced by "Lessons learned:", "Takeaways:" … are
+ * labelled lessons. Exact duplicates (content hash) are removed, and so is a weaker lesson whose
+ * words are mostly those of the labelled ones (the summary restates "the fix was …").
  */
 export function findLessons(text: string, extra: readonly string[] = []): Lesson[] {
   const found: Lesson[] = [];
   for (const message of parseTranscript(text)) {
     if (!SPEAKING_ROLES.has(message.role)) continue;
+    let inList = false;
     for (const line of message.lines) {
-      if (line.code || line.tool) continue;
+      if (line.code || line.tool) {
+        inList = false;
+        continue;
+      }
+      const trimmed = line.text.trim();
+      if (trimmed === "") continue;
+      const cleaned = cleanLessonLine(trimmed);
+      if (cleaned !== null && LIST_HEADER.test(cleaned.replace(/[:.]\s*$/, "").trim())) {
+        inList = true;
+        continue;
+      }
+      if (inList && LIST_ITEM.test(line.text)) {
+        const lesson = lessonFromListItem(line.text);
+        if (lesson !== null) found.push({ ...lesson, origin: message.role });
+        continue;
+      }
+      inList = false;
       for (const lesson of lessonsInLine(line.text)) found.push({ ...lesson, origin: message.role });
     }
   }
@@ -209,8 +263,15 @@ export function findLessons(text: string, extra: readonly string[] = []): Lesson
     seen.add(hash);
     return true;
   });
+  const labelledWords = new Set(unique.filter((l) => l.strength === 1).flatMap((l) => [...tokenSet(l.content)]));
+  const kept = unique.filter((l) => {
+    if (l.strength === 1 || labelledWords.size === 0) return true;
+    const words = [...tokenSet(l.content)];
+    const covered = words.filter((w) => labelledWords.has(w)).length;
+    return words.length === 0 || covered / words.length < REDUNDANT_COVERAGE;
+  });
   // Array.prototype.sort is stable: equal strengths keep their order of appearance.
-  return unique.sort((a, b) => a.strength - b.strength);
+  return kept.sort((a, b) => a.strength - b.strength);
 }
 
 // ---------------------------------------------------------------------------------------------
