@@ -246,13 +246,63 @@ describe("reflect with scripted model components", () => {
     const ok = await runOperation(reflectOperation, withFallback.deps, { session: S2 });
     expect(ok.errors).toEqual([]);
     expect(ok.fallbacks).toEqual([expect.objectContaining({ component: "reflector", code: "LLM_BUDGET_EXCEEDED" })]);
+    // The diary came from the LLM, the rules from the deterministic reflector: not "llm".
+    expect(ok.mode).toBe("mixed");
     expect((await withFallback.store.readPlaybook("global"))!.bullets.some((b) => /setTimeout/.test(b.content))).toBe(true);
 
+    // llmFallback "none": the run fails with the LLM's error, and nothing is written (no diary either).
     const strict = setup({ learning: { ...learning, reflector: failing } });
-    const failed = await runOperation(reflectOperation, strict.deps, { session: S2 });
-    expect(failed.errors).toEqual([expect.stringContaining("LLM budget exceeded")]);
+    const failed = runOperation(reflectOperation, strict.deps, { session: S2 });
+    await expect(failed).rejects.toMatchObject({ code: "LLM_BUDGET_EXCEEDED", details: { component: "reflector", llmFallback: "none" } });
+    await expect(failed).rejects.toThrow(/llmFallback is "none", so the run stopped and nothing was written/);
     expect(await strict.store.readProcessedSessions("global")).toEqual([]);
     expect(await strict.store.readPlaybook("global")).toBeNull();
+    expect(await strict.store.listDiaries({ limit: 10 })).toEqual([]);
+  });
+
+  it("a canned generic rule is rejected by the evidence gate; a grounded rule with no history is added unvalidated, as a draft", async () => {
+    const generic = "Drink plenty of water and take regular breaks to stay productive";
+    const grounded = "Add a pg_isready health check to the postgres service before running migrations in CI";
+    const { learning, calls } = scripted({
+      [S1]: [
+        { type: "add", bullet: { content: generic, category: "general" }, reason: "generic life advice", sourceSession: "" },
+        { type: "add", bullet: { content: grounded, category: "ci" }, reason: "stated", sourceSession: "" },
+      ],
+    });
+    const { deps, store } = setup({ learning });
+    const result = await runOperation(reflectOperation, deps, { session: S1 });
+    const byContent = new Map(result.validation.map((v) => [v.content, v]));
+    expect(byContent.get(generic)).toMatchObject({ valid: false, verdict: "REJECT" });
+    expect(byContent.get(generic)!.reason).toMatch(/Not grounded in its session/);
+    expect(byContent.get(grounded)).toMatchObject({ valid: true, unvalidated: true });
+    expect(byContent.get(grounded)!.reason).toMatch(/nothing to validate it against: added unvalidated, as a draft candidate/);
+    // No history to weigh: the validator was not asked, and the report says so rather than "accepted".
+    expect(calls.judge).toBe(0);
+    const bullets = (await store.readPlaybook("global"))!.bullets;
+    expect(bullets.map((b) => b.content)).toContain(grounded);
+    expect(bullets.map((b) => b.content)).not.toContain(generic);
+    expect(bullets.find((b) => b.content === grounded)).toMatchObject({ maturity: "candidate" });
+  });
+
+  it("after a failed LLM stage every later stage is listed as switched, and the mode says deterministic", async () => {
+    const failingDiary: DiaryWriter = {
+      kind: "llm",
+      async write() {
+        throw new AppError("LLM_API_ERROR", "connection refused");
+      },
+    };
+    const { learning } = scripted({ [S2]: [{ type: "add", bullet: { content: "Never call the model reflector here", category: "testing" }, reason: "", sourceSession: "" }] });
+    const { createDeterministicDiaryWriter, createDeterministicReflector, createDeterministicValidator } = await import("../src/index.js");
+    const fallback = { diaryWriter: createDeterministicDiaryWriter(), reflector: createDeterministicReflector(), validator: createDeterministicValidator() };
+    const { deps } = setup({ learning: { ...learning, diaryWriter: failingDiary, fallback } });
+    const result = await runOperation(reflectOperation, deps, { session: S2 });
+    expect(result.fallbacks.map((f) => f.component)).toEqual(["diaryWriter", "reflector"]);
+    expect(result.fallbacks[0]).toMatchObject({ code: "LLM_API_ERROR", reason: "connection refused" });
+    expect(result.fallbacks[1]!.reason).toMatch(/not tried: the LLM diaryWriter failed earlier in this run/);
+    // No LLM call answered anything in this run.
+    expect(result.mode).toBe("deterministic");
+    // The scripted LLM reflector's rule was never asked for.
+    expect(result.validation.some((v) => /model reflector/.test(v.content))).toBe(false);
   });
 
   it("merges become an add plus deprecations into it", async () => {

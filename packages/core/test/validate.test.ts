@@ -217,11 +217,15 @@ describe("validateDelta", () => {
   it("keeps a rule without supporting sessions as a draft without asking the validator", async () => {
     const validator = recordingValidator({ verdict: "REJECT" });
     const none = await validateDelta(gateDeps([]), addDelta(RULE), validator);
-    expect(none).toMatchObject({ valid: true, reason: GATE_NO_EVIDENCE_REASON });
+    // Nothing in the window: kept, but said to be unvalidated (a draft candidate), with the window named.
+    expect(none).toMatchObject({ valid: true, unvalidated: true });
+    expect(none.reason).toMatch(/No other session in the last \d+ days mentions it.*added unvalidated, as a draft candidate/);
+    expect(none.gate!.reason).toBe(GATE_NO_EVIDENCE_REASON);
     expect(none.verdict).toBeUndefined();
     const onlyFailures = await validateDelta(gateDeps([...failures(2), ...neutral(1)]), addDelta(RULE), validator);
     expect(onlyFailures.valid).toBe(true);
-    expect(onlyFailures.reason).toBe("No supporting sessions (2 failure, 1 unclear). Kept as a draft without validation.");
+    expect(onlyFailures.reason).toBe("No supporting sessions (2 failure, 1 unclear). Added unvalidated, as a draft candidate.");
+    expect(onlyFailures.unvalidated).toBe(true);
     const degraded = await validateDelta(gateDeps(successes(3), NOT_FOUND), addDelta(RULE), validator);
     expect(degraded.valid).toBe(true);
     expect(degraded.gate!.degraded).toEqual(NOT_FOUND);
@@ -355,7 +359,7 @@ describe("validate operation", () => {
     const result = await runOperation(validateOperation, deps, { rule: RULE });
     expect(result).toMatchObject({ verdict: "ACCEPT_WITH_CAUTION", mode: "deterministic", fallback: { reason: "LLM budget exceeded: Daily budget exceeded ($1.00 / $1.00)" } });
     expect(broken.calls).toHaveLength(1);
-    expect(deps.logger.lines.some((m) => m.level === "warn" && m.message.includes("deterministic validator"))).toBe(true);
+    expect(deps.logger.lines.some((m) => m.level === "warn" && m.message.includes("deterministic components"))).toBe(true);
 
     const noFallback = depsWith(hits, { learning: learningWith(recordingValidator(new Error("connection refused"))) });
     await expect(runOperation(validateOperation, noFallback, { rule: RULE })).rejects.toThrow("connection refused");

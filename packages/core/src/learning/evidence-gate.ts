@@ -31,6 +31,8 @@ export const MIN_VALIDATED_CONTENT_CHARS = 15;
 export const GATE_NO_KEYWORDS_REASON = "No meaningful keywords found for evidence search. Proposing as draft.";
 export const GATE_NO_EVIDENCE_REASON = "No historical evidence found. Proposing as draft.";
 export const GATE_AMBIGUOUS_REASON = "Evidence found but ambiguous. Proceeding to LLM validation.";
+/** A rule needs at least this share of its keywords (and at least two, or all when it has fewer) in its source session. */
+export const GROUNDING_MIN_SHARE = 0.4;
 
 /** Phrases that say something worked (reference §5.8). */
 export const SUCCESS_PATTERNS: readonly RegExp[] = [
@@ -75,6 +77,35 @@ export interface EvidenceGateOptions {
    * not its own evidence). The original counts every session.
    */
   excludeSessions?: readonly string[];
+  /**
+   * The sanitised text of the session the rule was learned from. When given, a rule whose words
+   * do not occur in it (generic advice a model added, a canned rule) is rejected before any history
+   * search: a rule must be grounded in what the session says.
+   */
+  sourceText?: string;
+}
+
+/** The rule's keywords that occur in the text (a keyword matches a word starting with its first 5 letters). */
+export function groundedKeywords(rule: string, text: string): { keywords: string[]; found: string[] } {
+  const keywords = extractKeywords(rule, 30);
+  const lower = text.toLowerCase();
+  const found = keywords.filter((k) => {
+    const stem = k.length > 6 ? k.slice(0, 5) : k;
+    return lower.includes(stem);
+  });
+  return { keywords, found };
+}
+
+/** Whether a rule is grounded in its source session (see `EvidenceGateOptions.sourceText`). */
+export function isGrounded(rule: string, text: string): { grounded: boolean; reason: string } {
+  const { keywords, found } = groundedKeywords(rule, text);
+  if (keywords.length === 0) return { grounded: false, reason: "The rule has no specific words to find in its session." };
+  const needed = Math.min(keywords.length, Math.max(2, Math.ceil(keywords.length * GROUNDING_MIN_SHARE)));
+  if (found.length >= needed) return { grounded: true, reason: `${found.length} of ${keywords.length} keywords occur in the session` };
+  return {
+    grounded: false,
+    reason: `Not grounded in its session: ${found.length} of its ${keywords.length} keywords occur there (${needed} needed); generic advice is not learned.`,
+  };
 }
 
 function gateResult(
@@ -171,8 +202,10 @@ export interface DeltaValidation {
   delta: Delta;
   verdict?: ValidationVerdict;
   reason: string;
-  /** Absent when the delta was not checked (not an add, validation off, too short). */
+  /** Absent when the delta was not checked (not an add, validation off, too short, not grounded). */
   gate?: EvidenceGateResult;
+  /** Kept without any validation (no history to check it against): held as a draft candidate. */
+  unvalidated?: boolean;
 }
 
 const ACCEPTING: ReadonlySet<ValidationVerdict> = new Set(["ACCEPT", "ACCEPT_WITH_CAUTION", "REFINE"]);
@@ -194,19 +227,24 @@ export async function validateDelta(
   if (delta.type !== "add") return { valid: true, delta, reason: `Not validated: ${delta.type} delta` };
   if (!deps.config.validationEnabled) return { valid: true, delta, reason: "Not validated: validation disabled in config" };
   const content = delta.bullet.content ?? "";
+  if (options.sourceText !== undefined) {
+    const grounding = isGrounded(content, options.sourceText);
+    if (!grounding.grounded) return { valid: false, delta, verdict: "REJECT", reason: grounding.reason };
+  }
   if (content.length < MIN_VALIDATED_CONTENT_CHARS) {
-    return { valid: true, delta, reason: `Not validated: content too short (${content.length} chars < ${MIN_VALIDATED_CONTENT_CHARS})` };
+    return { valid: true, delta, reason: `Not validated: content too short (${content.length} chars < ${MIN_VALIDATED_CONTENT_CHARS})`, unvalidated: true };
   }
 
   const gate = await runEvidenceGate(deps, content, options);
   if (!gate.passed) return { valid: false, delta, verdict: "REJECT", reason: gate.reason, gate };
   if (gate.suggestedState === "active") return { valid: true, delta, verdict: "ACCEPT", reason: gate.reason, gate };
   if (gate.successCount === 0) {
+    const days = deps.config.validationLookbackDays;
     const reason =
       gate.sessionCount === 0
-        ? gate.reason
-        : `No supporting sessions (${gate.failureCount} failure, ${gate.sessionCount - gate.failureCount} unclear). Kept as a draft without validation.`;
-    return { valid: true, delta, reason, gate };
+        ? `No other session in the last ${days} days mentions it, so there is nothing to validate it against: added unvalidated, as a draft candidate (feedback decides its fate; validationLookbackDays widens the window).`
+        : `No supporting sessions (${gate.failureCount} failure, ${gate.sessionCount - gate.failureCount} unclear). Added unvalidated, as a draft candidate.`;
+    return { valid: true, delta, reason, gate, unvalidated: true };
   }
 
   const judgement = await validator.judge({ rule: content, gate });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../errors.js";
-import { resolveLearning } from "../learning/fallback.js";
+import { effectiveMode, resolveLearning } from "../learning/fallback.js";
 import { loadTranscript, writeDiaryEntry } from "../learning/session.js";
 import { defineOperation } from "../operation.js";
 import { DiaryEntrySchema } from "../schemas/records.js";
@@ -27,7 +27,8 @@ export const DiaryResultSchema = z.looseObject({
   /** Where the entry was saved (absent on a dry run). */
   path: z.string().optional(),
   entries: z.array(DiaryEntrySchema).optional(),
-  mode: z.enum(["llm", "deterministic"]).optional(),
+  /** What answered: "llm", or "deterministic" (no LLM, or the LLM failed and the fallback wrote it). */
+  mode: z.enum(["llm", "mixed", "deterministic"]).optional(),
   fallbacks: z.array(z.object({ component: z.string(), reason: z.string(), code: z.string().optional() })).optional(),
 });
 export type DiaryResult = z.output<typeof DiaryResultSchema>;
@@ -58,7 +59,7 @@ export const diaryOperation = defineOperation({
     return {
       entry,
       ...(path !== undefined ? { path } : {}),
-      mode: learning.fallbacks.length > 0 ? "deterministic" : learning.mode,
+      mode: effectiveMode(learning),
       fallbacks: learning.fallbacks,
     };
   },

@@ -10,7 +10,7 @@ import { semanticDedupVectors } from "../domain/semantic.js";
 import { sha256Hex } from "../domain/sha256.js";
 import { hashContent, normalizeForHash } from "../domain/text.js";
 import { validateDelta } from "../learning/evidence-gate.js";
-import { resolveLearning, type ResolvedLearning } from "../learning/fallback.js";
+import { effectiveMode, resolveLearning, type ResolvedLearning } from "../learning/fallback.js";
 import { classifySessionOutcome, type OutcomeInput } from "../learning/outcomes.js";
 import { MIN_TRANSCRIPT_CHARS, loadTranscript, writeDiaryEntry } from "../learning/session.js";
 import { defineOperation } from "../operation.js";
@@ -86,6 +86,8 @@ const ValidationReportSchema = z.looseObject({
   verdict: z.string().optional(),
   reason: z.string(),
   sessionPath: z.string(),
+  /** Kept without validation (no history to check it against): added as a draft candidate. */
+  unvalidated: z.boolean().optional(),
 });
 
 export const ReflectResultSchema = z.looseObject({
@@ -105,7 +107,11 @@ export const ReflectResultSchema = z.looseObject({
   // Beyond the original:
   runId: z.string().optional(),
   dryRun: z.boolean(),
-  mode: z.enum(["llm", "deterministic"]),
+  /**
+   * What the run really used: "llm", "mixed" (an LLM stage failed and the deterministic component
+   * answered from then on; `fallbacks` lists every stage that switched) or "deterministic".
+   */
+  mode: z.enum(["llm", "mixed", "deterministic"]),
   model: z.looseObject({ provider: z.string(), model: z.string() }).optional(),
   sessionsProcessed: z.number(),
   deltasGenerated: z.number(),
@@ -138,6 +144,8 @@ interface SessionWork {
   summary: SessionSummary;
   transcript?: SessionTranscript;
   diary?: DiaryEntry;
+  /** Other agents' sessions the diary was enriched with (audited when the diary is written). */
+  others: HistoryHit[];
   deltas: Delta[];
   outcome?: OutcomeInput;
   inline: number;
@@ -157,7 +165,8 @@ export const reflectOperation = defineOperation({
     const dryRun = Boolean(input.dryRun);
     const learning = resolveLearning(deps);
 
-    const body = () => reflect(deps, learning, { ...input, days, maxSessions, workspace, log, dryRun });
+    // The mode is reported as it turned out (fallbacks happen during the run).
+    const body = () => reflect(deps, learning, { ...input, days, maxSessions, workspace, log, dryRun }).then((r) => ({ ...r, mode: effectiveMode(learning) }));
     if (dryRun) return body();
     const lock = `${log}.processed.log.orchestrator`;
     return deps.store.exclusive(lock, body, { waitMs: 2_000 }).catch((error: unknown) => {
@@ -229,6 +238,8 @@ async function reflect(deps: OperationDeps, learning: ResolvedLearning, input: R
         deltasGenerated: work.deltas.length,
       });
     } catch (error) {
+      // llmFallback "none": a failed LLM stage fails the whole run before anything is written.
+      if (learning.failures.length > 0) throw strictFailure(deps, learning, summary.path, error);
       const message = error instanceof Error ? error.message : String(error);
       errors.push(`Failed to process ${summary.path}: ${message}`);
       result.sessions.push({ path: summary.path, agent: summary.agent, status: "failed", reason: message, deltas: 0, rejected: 0 });
@@ -242,10 +253,22 @@ async function reflect(deps: OperationDeps, learning: ResolvedLearning, input: R
   const outcomes = works.flatMap((w) => (w.outcome !== undefined ? [w.outcome] : []));
   const inlineCount = works.reduce((sum, w) => sum + w.inline, 0);
 
+  const unvalidated = result.validation.filter((v) => v.valid && v.unvalidated === true).length;
+  if (unvalidated > 0) {
+    deps.logger.info(`${unvalidated} proposed rule(s) had no history to be validated against; they are added unvalidated, as draft candidates.`);
+  }
+
   if (input.dryRun) {
     if (works.length > 0) result.deltas = deltas;
     result.message = `Would apply ${deltas.length} changes from ${works.length} sessions`;
     return result;
+  }
+
+  // Diaries are written only once every session went through (nothing half-written on failure).
+  for (const work of works) {
+    if (work.diary === undefined || work.transcript === undefined) continue;
+    await deps.store.writeDiary(work.diary);
+    if (work.others.length > 0 && deps.config.crossAgent.auditLog) await auditCrossAgent(deps, work.transcript, work.others);
   }
 
   const runId = `run-${deps.clock.now().getTime().toString(36)}-${deps.ids.hex(6)}`;
@@ -280,7 +303,7 @@ async function reflect(deps: OperationDeps, learning: ResolvedLearning, input: R
       runId,
       startedAt,
       finishedAt: deps.clock.now().toISOString(),
-      mode: learning.mode,
+      mode: effectiveMode(learning),
       ...(learning.model !== undefined ? { model: learning.model } : {}),
       inputs: {
         days: input.days,
@@ -349,7 +372,7 @@ async function processSession(
     ...(summary.agent !== "" ? { agent: summary.agent } : {}),
     ...(summary.workspace !== undefined ? { workspace: summary.workspace } : {}),
   });
-  const work: SessionWork = { summary: { ...summary, agent: transcript.agent }, transcript, deltas: [], inline: 0 };
+  const work: SessionWork = { summary: { ...summary, agent: transcript.agent }, transcript, others: [], deltas: [], inline: 0 };
   if (transcript.text.trim().length < MIN_TRANSCRIPT_CHARS) {
     result.sessions.push({ path: summary.path, agent: transcript.agent, status: "processed", reason: "Session content too short", deltas: 0, rejected: 0 });
     return work;
@@ -372,10 +395,7 @@ async function processSession(
           })),
         };
   work.diary = diary;
-  if (!input.dryRun) {
-    await deps.store.writeDiary(diary);
-    if (others.length > 0 && deps.config.crossAgent.auditLog) await auditCrossAgent(deps, transcript, others);
-  }
+  work.others = others;
   const proposed: Delta[] = [];
   const keys = new Set<string>();
   const maxIterations = Math.max(1, Math.floor(deps.config.maxReflectorIterations));
@@ -383,7 +403,7 @@ async function processSession(
     const raw = await learning.reflector.reflect({ session: transcript, diary, playbook: merged, history, iteration, maxIterations, previous: proposed });
     let fresh = 0;
     for (const candidate of raw) {
-      const parsed = DeltaSchema.safeParse(withSession(candidate, transcript.path));
+      const parsed = DeltaSchema.safeParse(withSession(candidate, transcript.path, transcript.agent));
       if (!parsed.success) continue;
       const key = deltaKey(parsed.data);
       if (keys.has(key)) continue;
@@ -397,7 +417,7 @@ async function processSession(
 
   let rejected = 0;
   for (const delta of proposed) {
-    const verdict = await validateDelta(deps, delta, learning.validator, { excludeSessions: [transcript.path] });
+    const verdict = await validateDelta(deps, delta, learning.validator, { excludeSessions: [transcript.path], sourceText: transcript.text });
     if (delta.type === "add") {
       result.validation.push({
         content: delta.bullet.content,
@@ -405,6 +425,7 @@ async function processSession(
         ...(verdict.verdict !== undefined ? { verdict: verdict.verdict } : {}),
         reason: verdict.reason,
         sessionPath: transcript.path,
+        ...(verdict.unvalidated === true ? { unvalidated: true } : {}),
       });
     }
     if (verdict.valid) work.deltas.push(verdict.delta);
@@ -445,11 +466,23 @@ async function processSession(
   return work;
 }
 
+/** The error of a run whose LLM stage failed while `llmFallback` is "none". */
+function strictFailure(deps: OperationDeps, learning: ResolvedLearning, sessionPath: string, error: unknown): AppError {
+  const failed = learning.failures[0]!;
+  const code = isAppError(error) ? error.code : (failed.code ?? "LLM_API_ERROR");
+  return new AppError(code as AppError["code"], `The LLM ${failed.component} failed on ${sessionPath} (${failed.reason}); llmFallback is "none", so the run stopped and nothing was written.`, {
+    hint: `Check the model with '${deps.cliName} doctor', or set "llmFallback": "deterministic" in config.json to finish without the LLM.`,
+    details: { component: failed.component, sessionPath, llmFallback: "none", ...(failed.code !== undefined ? { llmCode: failed.code } : {}) },
+    cause: error,
+  });
+}
+
 /** Add deltas carry the session they came from; helpful/harmful default to it (reference §7.3). */
-function withSession(candidate: unknown, sessionPath: string): unknown {
+function withSession(candidate: unknown, sessionPath: string, agent: string): unknown {
   if (candidate === null || typeof candidate !== "object") return candidate;
   const delta = candidate as Record<string, unknown>;
-  if (delta.type === "add") return { ...delta, sourceSession: sessionPath };
+  // The agent is the one the history source read the session as (not a guess from the path).
+  if (delta.type === "add") return { ...delta, sourceSession: sessionPath, ...(agent !== "" && agent !== "unknown" ? { sourceAgent: agent } : {}) };
   if ((delta.type === "helpful" || delta.type === "harmful") && (typeof delta.sourceSession !== "string" || delta.sourceSession === "")) {
     return { ...delta, sourceSession: sessionPath };
   }

@@ -216,7 +216,7 @@ export const ReflectionRunSchema = z.looseObject({
   runId: z.string().min(1),
   startedAt: timestamp,
   finishedAt: timestamp,
-  mode: z.enum(["llm", "deterministic"]),
+  mode: z.enum(["llm", "mixed", "deterministic"]),
   model: z.looseObject({ provider: z.string(), model: z.string() }).optional(),
   inputs: z
     .looseObject({
