@@ -38,6 +38,18 @@ function cjsBundle(entry: Record<string, string>, options: { external?: string[]
   };
 }
 
+/**
+ * node:child_process is replaced in the CLI bundles by src/lazy-child-process.cjs, which loads it on
+ * first use: commander and the cass adapter import it at start-up, most commands never spawn.
+ */
+const lazyChildProcess: NonNullable<Options["esbuildPlugins"]>[number] = {
+  name: "lazy-child-process",
+  setup(build) {
+    const shim = fileURLToPath(new URL("./src/lazy-child-process.cjs", import.meta.url));
+    build.onResolve({ filter: /^(node:)?child_process$/ }, (args) => (args.importer === shim ? { path: "child_process", external: true } : { path: shim }));
+  },
+};
+
 /** Externals of every CLI bundle: loaded on demand from their own bundles or packages. */
 const cliExternal = ["@cass-memory/llm", "@cass-memory/mcp", "better-sqlite3", "@toon-format/toon"];
 const version = { __CM_VERSION__: JSON.stringify(pkg.version) };
@@ -64,6 +76,9 @@ export default defineConfig([
   {
     ...cjsBundle({ "cm-main": "src/cm.ts" }, { main: true, external: cliExternal }),
     define: version,
+    esbuildPlugins: [lazyChildProcess],
+    // Keep `node:` specifiers, so that node:child_process reaches the plugin above.
+    removeNodeProtocol: false,
     onSuccess: async () => renderHelp(),
   },
   // `cm context` and `cm mark` alone (the loader picks them from the command line).
@@ -72,6 +87,9 @@ export default defineConfig([
   {
     ...cjsBundle({ "cm-context": "src/cm-context.ts", "cm-mark": "src/cm-mark.ts" }, { external: cliExternal }),
     define: version,
+    esbuildPlugins: [lazyChildProcess],
+    // Keep `node:` specifiers, so that node:child_process reaches the plugin above.
+    removeNodeProtocol: false,
     esbuildOptions(options) {
       options.alias = { ...options.alias, "@cass-memory/core": fileURLToPath(new URL("../../packages/core/src/index.ts", import.meta.url)) };
     },

@@ -1,5 +1,4 @@
 import { readFile, stat } from "node:fs/promises";
-import { createInterface } from "node:readline/promises";
 import { AppError, DEFAULT_INPUT_LIMITS, overLimitMessage, toAppError } from "@cass-memory/core";
 
 /**
@@ -98,6 +97,8 @@ export function isInteractive(): boolean {
 
 /** Asks one question on the terminal (stderr prompt) and returns the trimmed answer. */
 export async function ask(question: string): Promise<string> {
+  // Loaded here, not at start-up: only interactive prompts need readline.
+  const { createInterface } = await import("node:readline/promises");
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     return (await rl.question(question)).trim();
