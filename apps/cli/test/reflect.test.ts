@@ -278,6 +278,66 @@ describe("cm reflect with an LLM (fake OpenAI-compatible server)", () => {
     expect(entries[0]).toMatchObject({ model: "test-model", tokensIn: 1200, tokensOut: 300 });
   });
 
+  it("secrets caught by the sanitiser never reach the model: every request body is checked", async () => {
+    // Assembled from pieces so that secret scanners do not flag this file.
+    const aws = ["AK", "IA", "R7T2M9QX4WZ8LP3N"].join("");
+    const github = ["gh", "p_", "k3J9vQ2LmX8rT5wY1zN4bC7dF0gH6sA2eR9u"].join("");
+    const dbPassword = "Zx8qLr2vT9mW";
+    const urlPassword = "S3cr3tPw0rd";
+    const internal = "ACME-INTERNAL-493817";
+    const secrets = [aws, github, dbPassword, urlPassword, internal];
+    const rule = "Load the deploy credentials from the vault instead of pasting them into the deploy script";
+    fake = await startFakeOpenAI({
+      diary: [{ json: { ...DIARY_REPLY, accomplishments: ["Moved the deploy credentials to the vault"] } }],
+      reflector: [
+        { json: { deltas: [{ type: "add", bullet: { content: rule, category: "security", kind: null, type: null, isNegative: null, scope: null, workspace: null, searchPointer: null, tags: null }, reason: "stated", sourceSession: null }] } },
+        { json: { deltas: [] } },
+      ],
+      validator: [{ json: { verdict: "ACCEPT", confidence: 0.7, reason: "fine", supporting: [], contradicting: [], suggestedRefinement: null } }],
+    });
+    layOutSessions(home);
+    seedPlaybook(home);
+    writeConfig(home, { provider: "openai", model: "test-model", baseUrl: fake.url, sanitization: { enabled: true, extraPatterns: ["ACME-INTERNAL-[0-9]{6}"] } });
+    // The session: secrets in the user's words, the assistant's words and a tool result.
+    const dir = join(home, ".claude", "projects", "-work-deploy");
+    mkdirSync(dir, { recursive: true });
+    const at = new Date(Date.now() - 3_600_000).toISOString();
+    const line = (role: string, content: unknown) => JSON.stringify({ type: role, cwd: "/work/deploy", sessionId: "sec-1", message: { role, content }, timestamp: at });
+    const session = join(dir, "sec-1.jsonl");
+    writeFileSync(
+      session,
+      [
+        line("user", `The deploy script fails. It has AWS_ACCESS_KEY_ID=${aws} and GITHUB_TOKEN=${github} pasted in, ticket ${internal}.`),
+        line("assistant", [{ type: "text", text: `I see DB_PASSWORD="${dbPassword}" in deploy.sh too. I'll load the deploy credentials from the vault instead.` }, { type: "tool_use", id: "t1", name: "Bash", input: { command: "cat deploy.sh" } }]),
+        line("user", [{ type: "tool_result", tool_use_id: "t1", content: `export DATABASE_URL=postgres://app:${urlPassword}@db:5432/app\nexport GITHUB_TOKEN=${github}` }]),
+        line("assistant", "Done: the deploy script now loads the deploy credentials from the vault, and the deploy passes."),
+      ].join("\n") + "\n",
+    );
+    // History about the same thing (one success, one failure) so the validator is asked, with snippets holding secrets.
+    writeHistory(home, "-work-deploy-old", "h1", `I fixed the deploy by loading the deploy credentials from the vault; the old script had ${github} in it.`);
+    writeHistory(home, "-work-deploy-old", "h2", `error: the deploy credentials in the script (${aws}) were rejected and the deploy from the vault failed with ${internal}.`);
+
+    const r = await cmAsync(["reflect", "--session", session, "--json"], { home, env: env({ CASS_MEMORY_EPISODIC: "native" }) });
+    expect(r.code, r.stderr).toBe(0);
+    const components = new Set(fake.requests.map((q) => q.component));
+    expect(components).toEqual(new Set(["diary", "reflector", "validator"]));
+    for (const request of fake.requests) {
+      const body = JSON.stringify(request.body);
+      for (const secret of secrets) expect(body.includes(secret), `${request.component} request contains a secret`).toBe(false);
+    }
+    // The secret-bearing text itself was sent, redacted.
+    const diaryBody = JSON.stringify(fake.requests.find((q) => q.component === "diary")!.body);
+    expect(diaryBody).toContain("[AWS_ACCESS_KEY]");
+    expect(diaryBody).toContain("[GITHUB_PAT]");
+    expect(diaryBody).toContain("[CREDENTIAL_REDACTED]");
+    expect(diaryBody).toContain("[REDACTED]");
+    const validatorBody = JSON.stringify(fake.requests.find((q) => q.component === "validator")!.body);
+    expect(validatorBody).toContain("[GITHUB_PAT]");
+    // Nor does anything stored hold them.
+    const stored = [readFileSync(join(home, ".cass-memory", "playbook.yaml"), "utf8"), ...readdirSync(join(home, ".cass-memory", "diary")).map((n) => readFileSync(join(home, ".cass-memory", "diary", n), "utf8"))].join("\n");
+    for (const secret of secrets) expect(stored.includes(secret)).toBe(false);
+  });
+
   it("a model that keeps replying garbage is retried, then reported; the playbook is untouched", async () => {
     fake = await startFakeOpenAI({ diary: [{ json: DIARY_REPLY }], reflector: [{ text: "{ not json" }] });
     const session = await llmHome(fake, { llmFallback: "none" });
