@@ -1,0 +1,143 @@
+import {
+  BULLET_KINDS,
+  BULLET_KEYS,
+  BULLET_SCOPES,
+  BULLET_SOURCES,
+  BULLET_STATES,
+  BULLET_TYPES,
+  EVIDENCE_TYPES,
+  FEEDBACK_TYPES,
+  MATURITIES,
+  VERIFICATION_MODES,
+  VERIFICATION_TYPES,
+} from "@cass-memory/core";
+import type { Bullet } from "@cass-memory/core";
+
+/**
+ * A fast path for decoding bullet rows. The store writes a bullet's body as the JSON of the
+ * bullet BulletSchema produced (every mutation validates the playbook first), so such a body,
+ * parsed, is already what BulletSchema would return: every defaulted field present, every value
+ * of its type. `isCanonicalBullet` recognises exactly such values with plain checks, ~20 times
+ * cheaper than the schema (whose first use in a process also costs tens of milliseconds).
+ *
+ * It is conservative: true only when BulletSchema would accept the value and return an equal one
+ * (no default to fill, no snake_case key to rename, no timestamp to convert). Anything else — a
+ * damaged or hand-edited row, a key it does not know — returns false, and the caller validates
+ * with the schema as before, so such rows fail (or pass) exactly as they always did.
+ */
+
+type Check = (value: unknown) => boolean;
+
+const isString: Check = (v) => typeof v === "string";
+const nonEmptyString: Check = (v) => typeof v === "string" && v.length > 0;
+const isNumber: Check = (v) => typeof v === "number" && Number.isFinite(v);
+const isBoolean: Check = (v) => typeof v === "boolean";
+const oneOf = (values: readonly string[]): Check => {
+  const set = new Set(values);
+  return (v) => typeof v === "string" && set.has(v);
+};
+const arrayOf = (item: Check): Check => (v) => Array.isArray(v) && v.every(item);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * An object with the `required` keys (and their checks), maybe the `optional` ones, and any other
+ * key (loose objects keep them) except those the schema would treat specially: `reserved` (keys
+ * the schema knows that are not checked here) and, with `noUnderscoreKeys`, snake_case keys
+ * (which the schema may rename).
+ */
+function objectOf(
+  required: Record<string, Check>,
+  optional: Record<string, Check>,
+  options: { noUnderscoreKeys?: boolean; reserved?: ReadonlySet<string> } = {},
+): Check {
+  const requiredKeys = Object.keys(required);
+  return (value) => {
+    if (!isPlainObject(value)) return false;
+    for (const key of requiredKeys) if (!Object.hasOwn(value, key) || !(required[key] as Check)(value[key])) return false;
+    for (const key of Object.keys(value)) {
+      if (Object.hasOwn(required, key)) continue;
+      if (Object.hasOwn(optional, key)) {
+        const check = optional[key] as Check;
+        if (!check(value[key])) return false;
+        continue;
+      }
+      // A key the schema knows but this check does not, a key the schema would rename, or a key
+      // that is special to objects: let the schema decide.
+      if (key === "__proto__" || options.reserved?.has(key) === true) return false;
+      if (options.noUnderscoreKeys === true && key.includes("_")) return false;
+    }
+    return true;
+  };
+}
+
+const FEEDBACK_KEYS = new Set(["type", "timestamp", "sessionPath", "reason", "context", "decayedValue"]);
+
+const isFeedbackEvent = objectOf(
+  { type: oneOf(FEEDBACK_TYPES), timestamp: nonEmptyString },
+  { sessionPath: isString, reason: isString, context: isString, decayedValue: isNumber },
+  { noUnderscoreKeys: true, reserved: FEEDBACK_KEYS },
+);
+
+const isEvidence = objectOf({ type: oneOf(EVIDENCE_TYPES), uri: nonEmptyString }, { note: isString }, { reserved: new Set(["type", "uri", "note"]) });
+
+const isVerification = objectOf(
+  { type: oneOf(VERIFICATION_TYPES), pattern: nonEmptyString, mode: oneOf(VERIFICATION_MODES) },
+  { path: isString },
+  { reserved: new Set(["type", "pattern", "path", "mode"]) },
+);
+
+/** Fields with a default: a value as BulletSchema returns it always has them. */
+export const BULLET_REQUIRED_CHECKS: Readonly<Record<string, Check>> = {
+  id: nonEmptyString,
+  scope: oneOf(BULLET_SCOPES),
+  category: isString,
+  content: isString,
+  source: oneOf(BULLET_SOURCES),
+  type: oneOf(BULLET_TYPES),
+  isNegative: isBoolean,
+  kind: oneOf(BULLET_KINDS),
+  state: oneOf(BULLET_STATES),
+  maturity: oneOf(MATURITIES),
+  helpfulCount: isNumber,
+  harmfulCount: isNumber,
+  feedbackEvents: arrayOf(isFeedbackEvent),
+  confidenceDecayHalfLifeDays: isNumber,
+  createdAt: nonEmptyString,
+  updatedAt: nonEmptyString,
+  pinned: isBoolean,
+  deprecated: isBoolean,
+  sourceSessions: arrayOf(isString),
+  sourceAgents: arrayOf(isString),
+  tags: arrayOf(isString),
+};
+
+export const BULLET_OPTIONAL_CHECKS: Readonly<Record<string, Check>> = {
+  scopeKey: isString,
+  workspace: isString,
+  searchPointer: isString,
+  promotedAt: isString,
+  lastValidatedAt: isString,
+  pinnedReason: isString,
+  deprecatedAt: isString,
+  deprecationReason: isString,
+  replacedBy: isString,
+  reasoning: isString,
+  embedding: arrayOf(isNumber),
+  effectiveScore: isNumber,
+  evidence: arrayOf(isEvidence),
+  verification: isVerification,
+  validFrom: isString,
+  validTo: isString,
+};
+
+const isBullet = objectOf(BULLET_REQUIRED_CHECKS, BULLET_OPTIONAL_CHECKS, { noUnderscoreKeys: true, reserved: BULLET_KEYS });
+
+/** True when BulletSchema would return `value` unchanged (see the module comment). */
+export function isCanonicalBullet(value: unknown): value is Bullet {
+  return isBullet(value);
+}

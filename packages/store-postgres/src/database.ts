@@ -1,0 +1,304 @@
+import pg from "pg";
+import { AppError, isAppError } from "@cass-memory/core";
+import type { Logger } from "@cass-memory/core";
+import { crashPoint } from "@cass-memory/node-files";
+import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
+
+/**
+ * Connections to the database: a small pool (idle connections never keep a process alive), the
+ * schema migrations run once per store, read snapshots and the write transaction of one layer
+ * (space). Every error that leaves this module is an AppError, and no message carries the
+ * connection URL's password.
+ */
+
+/** A connection inside a transaction. */
+export type Sql = pg.PoolClient;
+
+/**
+ * PostgreSQL text cannot hold U+0000. Records are stored as JSON text (which escapes it); the plain
+ * query columns (ids, content, tags, …) hold U+FFFD in its place, on writes and lookups alike.
+ */
+export function pgText(value: string): string;
+export function pgText(value: string | null | undefined): string | null;
+export function pgText(value: string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  return value.includes("\u0000") ? value.replaceAll("\u0000", "\uFFFD") : value;
+}
+
+/** Connection URLs are shown as `postgres://user@host:port/db`: the password (and query options) never. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const user = parsed.username !== "" ? `${decodeURIComponent(parsed.username)}@` : "";
+    return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
+  } catch {
+    return "postgres://(unparseable URL)";
+  }
+}
+
+/** Replaces any password-bearing URL, and the password itself, in a message. */
+export function scrubSecrets(text: string, url: string): string {
+  let out = text.replace(/(postgres(?:ql)?:\/\/[^:@/\s]*):[^@\s]*@/gi, "$1:***@");
+  try {
+    const password = decodeURIComponent(new URL(url).password);
+    if (password.length >= 3) out = out.split(password).join("***");
+  } catch {
+    // not a URL: nothing more to hide
+  }
+  return out;
+}
+
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"]);
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** True for errors that mean the server could not be reached or the connection dropped. */
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string") {
+    if (CONNECTION_CODES.has(code)) return true;
+    if (code.startsWith("08") || code === "57P01" || code === "57P02" || code === "57P03") return true;
+  }
+  const message = messageOf(error);
+  return /Connection terminated|timeout expired|connect ECONNREFUSED|Client has encountered a connection error/i.test(message);
+}
+
+/** Turns an error raised by pg into an AppError; AppErrors and errors of callers' functions pass through. */
+export function pgFailure(error: unknown, url: string): unknown {
+  if (isAppError(error)) return error;
+  if (!(error instanceof pg.DatabaseError) && !isConnectionError(error)) return error;
+  const where = redactUrl(url);
+  const message = scrubSecrets(messageOf(error), url);
+  const code = (error as { code?: unknown } | null)?.code;
+  if (isConnectionError(error)) {
+    return new AppError("NETWORK_ERROR", `Cannot reach the PostgreSQL database ${where}: ${message}`, {
+      hint: "Check that the server is running and reachable, and the URL in CASS_MEMORY_DATABASE_URL or storage.postgres.url; nothing was written.",
+      details: { database: where, ...(typeof code === "string" ? { code } : {}) },
+      retryable: true,
+      cause: error,
+    });
+  }
+  if (code === "28P01" || code === "28000" || code === "3D000") {
+    return new AppError("CONFIG_INVALID", `The PostgreSQL database ${where} refused the connection: ${message}`, {
+      hint: "Check the user, password and database name of CASS_MEMORY_DATABASE_URL or storage.postgres.url.",
+      details: { database: where, code },
+      cause: error,
+    });
+  }
+  if (code === "55P03" || code === "40P01" || code === "40001") {
+    return new AppError("LOCK_ACQUISITION_FAILED", `The PostgreSQL database ${where} is busy: ${message}`, {
+      hint: "Another cm process is writing the same layer; wait and retry.",
+      details: { database: where, code },
+      retryable: true,
+      cause: error,
+    });
+  }
+  return new AppError("INTERNAL_ERROR", `PostgreSQL error on ${where}: ${message}`, {
+    hint: "See the details; run 'cm storage status' to check the database.",
+    details: { database: where, ...(typeof code === "string" ? { code } : {}) },
+    cause: error,
+  });
+}
+
+export interface PgDatabaseOptions {
+  url: string;
+  /** PostgreSQL schema holding the tables (default `cass_memory`). */
+  schema: string;
+  logger: Logger;
+  /** How long a write waits for another writer of the same layer (lock_timeout), ms. */
+  lockTimeoutMs: number;
+  /** How long opening a connection may take, ms. */
+  connectTimeoutMs: number;
+  /** Connections in the pool (default 4). */
+  maxConnections?: number;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** Advisory lock key of the migration step (any fixed number; "cass" in ASCII). */
+const MIGRATION_LOCK = 0x63617373;
+
+// int8 values (counts, bigserial) are numbers here: they stay far below 2^53.
+const types = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+};
+
+export class PgDatabase {
+  readonly url: string;
+  readonly schema: string;
+  readonly where: string;
+  private pool: pg.Pool | null = null;
+  private ready: Promise<void> | null = null;
+  private readonly options: PgDatabaseOptions;
+
+  constructor(options: PgDatabaseOptions) {
+    if (!SCHEMA_NAME.test(options.schema)) {
+      throw new AppError("CONFIG_INVALID", `Invalid PostgreSQL schema name ${JSON.stringify(options.schema)}`, {
+        hint: "Use lower-case letters, digits and '_' (storage.postgres.schema).",
+      });
+    }
+    this.options = options;
+    this.url = options.url;
+    this.schema = options.schema;
+    this.where = redactUrl(options.url);
+  }
+
+  private getPool(): pg.Pool {
+    if (this.pool === null) {
+      const pool = new pg.Pool({
+        connectionString: this.url,
+        max: this.options.maxConnections ?? 4,
+        allowExitOnIdle: true,
+        idleTimeoutMillis: 10_000,
+        connectionTimeoutMillis: this.options.connectTimeoutMs,
+        options: `-c search_path=${this.schema}`,
+        application_name: "cass-memory",
+        types,
+      });
+      // An idle connection that breaks (server restarted) must not crash the process.
+      pool.on("error", (error) => this.options.logger.debug(`PostgreSQL idle connection error: ${scrubSecrets(messageOf(error), this.url)}`));
+      this.pool = pool;
+    }
+    return this.pool;
+  }
+
+  private async connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.getPool().connect();
+    } catch (error) {
+      throw pgFailure(error, this.url);
+    }
+  }
+
+  /** Applies missing migrations once per store (again after a failure). */
+  ensureSchema(): Promise<void> {
+    if (this.ready === null) {
+      this.ready = this.migrate().catch((error: unknown) => {
+        this.ready = null;
+        throw error;
+      });
+    }
+    return this.ready;
+  }
+
+  /** The newest applied migration (null when the schema was never created). */
+  async schemaVersion(): Promise<number | null> {
+    const client = await this.connect();
+    try {
+      const exists = await client.query("SELECT to_regclass($1) AS t", [`${this.schema}.cm_schema_migrations`]);
+      if (exists.rows[0]?.t === null) return null;
+      const result = await client.query("SELECT max(version) AS v FROM cm_schema_migrations");
+      return (result.rows[0]?.v as number | null) ?? null;
+    } catch (error) {
+      throw pgFailure(error, this.url);
+    } finally {
+      client.release();
+    }
+  }
+
+  private async migrate(): Promise<void> {
+    const client = await this.connect();
+    let broken = false;
+    try {
+      // Most openings find the schema current: one read, no lock.
+      const current = await client.query("SELECT to_regclass($1) AS t", [`${this.schema}.cm_schema_migrations`]);
+      if (current.rows[0]?.t !== null) {
+        const version = (await client.query("SELECT max(version) AS v FROM cm_schema_migrations")).rows[0]?.v as number | null;
+        if (version === SCHEMA_VERSION) return;
+        if (version !== null && version > SCHEMA_VERSION) throw this.newerSchema(version);
+      }
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+      await client.query(
+        "CREATE TABLE IF NOT EXISTS cm_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+      );
+      const applied = new Set((await client.query("SELECT version FROM cm_schema_migrations")).rows.map((r) => r.version as number));
+      const newest = Math.max(0, ...applied);
+      if (newest > SCHEMA_VERSION) throw this.newerSchema(newest);
+      for (const migration of MIGRATIONS) {
+        if (applied.has(migration.version)) continue;
+        await client.query(migration.sql);
+        await client.query("INSERT INTO cm_schema_migrations (version, name) VALUES ($1, $2)", [migration.version, migration.name]);
+        this.options.logger.debug(`Applied PostgreSQL migration ${migration.version} (${migration.name}) to ${this.where}`);
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      broken = isConnectionError(error);
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw pgFailure(error, this.url);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private newerSchema(version: number): AppError {
+    return new AppError("CONFIG_INVALID", `The PostgreSQL database ${this.where} has schema version ${version}; this cm knows up to ${SCHEMA_VERSION}.`, {
+      hint: "Upgrade cass-memory on this machine (another machine wrote a newer schema).",
+      details: { database: this.where, schemaVersion: version, supported: SCHEMA_VERSION },
+    });
+  }
+
+  /** Runs `fn` on one consistent snapshot (a read-only repeatable-read transaction). */
+  async read<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    await this.ensureSchema();
+    const client = await this.connect();
+    let broken = false;
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      const value = await fn(client);
+      await client.query("COMMIT");
+      return value;
+    } catch (error) {
+      broken = isConnectionError(error);
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw pgFailure(error, this.url);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /**
+   * Runs `fn` in a transaction holding the layer's row lock (every writer of the layer takes it,
+   * so writers on any machine run one at a time and none loses another's change), then counts the
+   * change and notifies listeners. When `fn` throws, or the connection drops, nothing is written.
+   */
+  async write<T>(space: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
+    await this.ensureSchema();
+    const client = await this.connect();
+    let broken = false;
+    try {
+      await client.query("BEGIN");
+      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(this.options.lockTimeoutMs))}`);
+      await client.query("INSERT INTO cm_spaces (space) VALUES ($1) ON CONFLICT (space) DO NOTHING", [space]);
+      await client.query("SELECT 1 FROM cm_spaces WHERE space = $1 FOR UPDATE", [space]);
+      const value = await fn(client);
+      await client.query("UPDATE cm_spaces SET changes = changes + 1 WHERE space = $1", [space]);
+      await client.query("SELECT pg_notify('cass_memory_changes', $1)", [space]);
+      crashPoint("postgres:before-commit");
+      await client.query("COMMIT");
+      return value;
+    } catch (error) {
+      broken = isConnectionError(error);
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw pgFailure(error, this.url);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** A connection of its own, outside any transaction (advisory locks); release it when done. */
+  async session(): Promise<pg.PoolClient> {
+    await this.ensureSchema();
+    return this.connect();
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = null;
+    this.ready = null;
+    if (pool !== null) await pool.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,302 @@
+import { AppError, BulletSchema, PlaybookSchema, createEmptyPlaybook, hashContent } from "@cass-memory/core";
+import type { Bullet, Layer, Playbook } from "@cass-memory/core";
+import { isCanonicalBullet } from "./bullet-check.js";
+import { pgText, type Sql } from "./database.js";
+
+/**
+ * The playbook in rows: the layer's `cm_spaces` row holds everything but the bullets, one
+ * `cm_bullets` row per bullet (full record as JSON text + query columns + a generated tsvector).
+ * A mutation rewrites only the rows whose JSON changed, in a few set-based statements.
+ */
+
+export const POSITION_STEP = 1024;
+
+interface BulletRow {
+  row: number;
+  pos: number;
+  id: string;
+  body: string;
+}
+
+/** A playbook as read inside a write transaction, with what is needed to write only the changes. */
+export interface StoredPlaybook {
+  playbook: Playbook;
+  rows: BulletRow[];
+  revision: number;
+  /** Only some bullets were read (a scoped mutation): the others are neither moved nor removed. */
+  partial?: boolean;
+}
+
+export function corruptPlaybook(where: string, problem: string, cause?: unknown): AppError {
+  return new AppError("PLAYBOOK_CORRUPT", `Playbook at ${where} is invalid: ${problem}`, {
+    hint: "Fix or remove the damaged row in the database (see details), or restore the layer with 'cm storage migrate' from a backup.",
+    details: { path: where },
+    ...(cause !== undefined ? { cause } : {}),
+  });
+}
+
+function issueText(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): string {
+  const issue = error.issues[0];
+  const at = issue && issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ` : "";
+  return `${at}${issue?.message ?? "schema validation failed"}`;
+}
+
+function parseJson(text: string, where: string, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw corruptPlaybook(where, `${what} is not valid JSON (${error instanceof Error ? error.message : String(error)})`, error);
+  }
+}
+
+function topOf(text: string, where: string): Record<string, unknown> {
+  const top = parseJson(text, where, "the playbook record");
+  if (top === null || typeof top !== "object" || Array.isArray(top)) throw corruptPlaybook(where, "the playbook record is not a JSON object");
+  return top as Record<string, unknown>;
+}
+
+/** Validates the top-level record and the bullets (stored bullets skip the schema when canonical). */
+function decode(where: string, top: Record<string, unknown>, bodies: unknown[]): Playbook {
+  if (bodies.every(isCanonicalBullet)) {
+    const head = PlaybookSchema.safeParse({ ...top, bullets: [] });
+    if (!head.success) throw corruptPlaybook(where, issueText(head.error), head.error);
+    return { ...head.data, bullets: bodies as Bullet[] };
+  }
+  const parsed = PlaybookSchema.safeParse({ ...top, bullets: bodies });
+  if (!parsed.success) throw corruptPlaybook(where, issueText(parsed.error), parsed.error);
+  return parsed.data;
+}
+
+async function header(sql: Sql, space: string): Promise<{ body: string | null; revision: number } | null> {
+  const result = await sql.query("SELECT playbook, revision FROM cm_spaces WHERE space = $1", [space]);
+  const row = result.rows[0] as { playbook: string | null; revision: number } | undefined;
+  return row === undefined ? null : { body: row.playbook, revision: row.revision };
+}
+
+function toRows(raw: unknown[][], where: string): { rows: BulletRow[]; bodies: unknown[] } {
+  const rows: BulletRow[] = [];
+  const bodies: unknown[] = [];
+  for (const [row, pos, id, body] of raw as Array<[number, number, string, string]>) {
+    rows.push({ row, pos, id, body });
+    bodies.push(parseJson(body, where, `bullet ${JSON.stringify(id)} (row ${row})`));
+  }
+  return { rows, bodies };
+}
+
+/** The layer's playbook; null when none was written. PLAYBOOK_CORRUPT when it cannot be decoded. */
+export async function readStoredPlaybook(sql: Sql, space: string, where: string): Promise<StoredPlaybook | null> {
+  const head = await header(sql, space);
+  const raw = await sql.query({ text: "SELECT row, pos, id, body FROM cm_bullets WHERE space = $1 ORDER BY pos, row", values: [space], rowMode: "array" });
+  if (head === null || head.body === null) {
+    if (raw.rows.length > 0) throw corruptPlaybook(where, `${raw.rows.length} bullet row(s) but no playbook record`);
+    return null;
+  }
+  const { rows, bodies } = toRows(raw.rows, where);
+  return { playbook: decode(where, topOf(head.body, where), bodies), rows, revision: head.revision };
+}
+
+/** Like readStoredPlaybook with only the bullets whose id is in `ids` (see MutationScope). */
+export async function readStoredSubset(sql: Sql, space: string, where: string, ids: readonly string[]): Promise<StoredPlaybook | null> {
+  const head = await header(sql, space);
+  if (head === null || head.body === null) return null;
+  const raw = await sql.query({
+    text: "SELECT row, pos, id, body FROM cm_bullets WHERE space = $1 AND id = ANY($2::text[]) ORDER BY pos, row",
+    values: [space, [...new Set(ids)].map((id) => pgText(id))],
+    rowMode: "array",
+  });
+  const { rows, bodies } = toRows(raw.rows, where);
+  return { playbook: decode(where, topOf(head.body, where), bodies), rows, revision: head.revision, partial: true };
+}
+
+export function emptyStored(layer: Layer): StoredPlaybook {
+  return { playbook: createEmptyPlaybook(new Date().toISOString(), layer), rows: [], revision: 0 };
+}
+
+function metaJsonOf(playbook: Playbook): string {
+  const { bullets: _bullets, ...rest } = playbook;
+  return JSON.stringify(rest);
+}
+
+/** Indexes (into `positions`) of a longest strictly increasing subsequence: rows that can stay put. */
+function longestIncreasing(positions: readonly number[]): Set<number> {
+  const tails: number[] = [];
+  const tailIndex: number[] = [];
+  const previous: number[] = new Array<number>(positions.length).fill(-1);
+  for (let i = 0; i < positions.length; i += 1) {
+    const value = positions[i] as number;
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((tails[mid] as number) < value) lo = mid + 1;
+      else hi = mid;
+    }
+    tails[lo] = value;
+    tailIndex[lo] = i;
+    previous[i] = lo > 0 ? (tailIndex[lo - 1] as number) : -1;
+  }
+  const keep = new Set<number>();
+  for (let i = tails.length > 0 ? (tailIndex[tails.length - 1] as number) : -1; i >= 0; i = previous[i] as number) keep.add(i);
+  return keep;
+}
+
+const CHUNK = 5_000;
+
+/** Inserts bullets at positions, in batches (unnest of column arrays). */
+async function insertBullets(sql: Sql, space: string, items: Array<{ pos: number; bullet: Bullet; body: string }>): Promise<void> {
+  for (let i = 0; i < items.length; i += CHUNK) {
+    const part = items.slice(i, i + CHUNK);
+    await sql.query(
+      `INSERT INTO cm_bullets (space, pos, id, category, content, tags, state, maturity, deprecated, updated_at, content_hash, body)
+       SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::text[], $11::text[], $12::text[])`,
+      [
+        space,
+        part.map((p) => p.pos),
+        part.map((p) => pgText(p.bullet.id)),
+        part.map((p) => pgText(p.bullet.category)),
+        part.map((p) => pgText(p.bullet.content)),
+        part.map((p) => pgText((p.bullet.tags ?? []).join(" "))),
+        part.map((p) => pgText(p.bullet.state)),
+        part.map((p) => pgText(p.bullet.maturity)),
+        part.map((p) => Boolean(p.bullet.deprecated)),
+        part.map((p) => pgText(p.bullet.updatedAt)),
+        part.map((p) => hashContent(p.bullet.content)),
+        part.map((p) => p.body),
+      ],
+    );
+  }
+}
+
+/**
+ * Writes `next` over `stored` inside the caller's write transaction: the layer row, then only the
+ * bullet rows that were added, removed, changed or moved. Returns the new revision.
+ */
+export async function writeStoredPlaybook(sql: Sql, space: string, stored: StoredPlaybook, next: Playbook, nowIso: string): Promise<number> {
+  const revision = stored.revision + 1;
+  await sql.query("UPDATE cm_spaces SET playbook = $2, revision = $3, updated_at = $4 WHERE space = $1", [space, metaJsonOf(next), revision, nowIso]);
+
+  const byId = new Map<string, BulletRow[]>();
+  for (const row of stored.rows) {
+    const list = byId.get(row.id);
+    if (list === undefined) byId.set(row.id, [row]);
+    else list.push(row);
+  }
+  const bodies = next.bullets.map((b) => JSON.stringify(b));
+  const match: Array<BulletRow | undefined> = next.bullets.map((b) => byId.get(b.id)?.shift());
+  const matchedIndexes: number[] = [];
+  for (let i = 0; i < match.length; i += 1) if (match[i] !== undefined) matchedIndexes.push(i);
+  const keepAt = longestIncreasing(matchedIndexes.map((i) => (match[i] as BulletRow).pos));
+  const kept = new Set<number>();
+  matchedIndexes.forEach((index, k) => {
+    if (keepAt.has(k)) kept.add(index);
+  });
+
+  const positions = new Array<number>(next.bullets.length);
+  let renumber = false;
+  if (stored.partial) {
+    const result = await sql.query("SELECT coalesce(max(pos), -1) AS m FROM cm_bullets WHERE space = $1", [space]);
+    let end = Number(result.rows[0]?.m ?? -1);
+    for (let i = 0; i < next.bullets.length; i += 1) {
+      const row = match[i];
+      positions[i] = row !== undefined ? row.pos : (end += POSITION_STEP);
+    }
+  }
+  for (let i = 0; i < next.bullets.length && !stored.partial; ) {
+    if (kept.has(i)) {
+      positions[i] = (match[i] as BulletRow).pos;
+      i += 1;
+      continue;
+    }
+    let j = i;
+    while (j < next.bullets.length && !kept.has(j)) j += 1;
+    const count = j - i;
+    const lo = i > 0 ? (positions[i - 1] as number) : undefined;
+    const hi = j < next.bullets.length ? (match[j] as BulletRow).pos : undefined;
+    for (let k = 0; k < count; k += 1) {
+      if (lo === undefined && hi === undefined) positions[i + k] = k * POSITION_STEP;
+      else if (hi === undefined) positions[i + k] = (lo as number) + (k + 1) * POSITION_STEP;
+      else if (lo === undefined) positions[i + k] = hi - (count - k) * POSITION_STEP;
+      else {
+        if (hi - lo - 1 < count) renumber = true;
+        positions[i + k] = lo + Math.floor(((k + 1) * (hi - lo)) / (count + 1));
+      }
+    }
+    i = j;
+  }
+  if (renumber) for (let i = 0; i < positions.length; i += 1) positions[i] = i * POSITION_STEP;
+
+  const inserts: Array<{ pos: number; bullet: Bullet; body: string }> = [];
+  const changed: Array<{ row: number; pos: number; bullet: Bullet; body: string }> = [];
+  const moved: Array<{ row: number; pos: number }> = [];
+  const used = new Set<number>();
+  for (let i = 0; i < next.bullets.length; i += 1) {
+    const row = match[i];
+    const pos = positions[i] as number;
+    const body = bodies[i] as string;
+    const bullet = next.bullets[i] as Bullet;
+    if (row === undefined) {
+      inserts.push({ pos, bullet, body });
+      continue;
+    }
+    used.add(row.row);
+    if (row.body !== body) changed.push({ row: row.row, pos, bullet, body });
+    else if (row.pos !== pos) moved.push({ row: row.row, pos });
+  }
+  const removed = stored.rows.filter((row) => !used.has(row.row)).map((row) => row.row);
+  if (removed.length > 0) await sql.query("DELETE FROM cm_bullets WHERE row = ANY($1::bigint[])", [removed]);
+  // Moves and changes may swap positions; no unique index on pos, so the order of updates is free.
+  for (let i = 0; i < moved.length; i += CHUNK) {
+    const part = moved.slice(i, i + CHUNK);
+    await sql.query("UPDATE cm_bullets b SET pos = u.pos FROM unnest($1::bigint[], $2::bigint[]) AS u(row, pos) WHERE b.row = u.row", [
+      part.map((m) => m.row),
+      part.map((m) => m.pos),
+    ]);
+  }
+  for (let i = 0; i < changed.length; i += CHUNK) {
+    const part = changed.slice(i, i + CHUNK);
+    await sql.query(
+      `UPDATE cm_bullets b SET pos = u.pos, id = u.id, category = u.category, content = u.content, tags = u.tags, state = u.state,
+         maturity = u.maturity, deprecated = u.deprecated, updated_at = u.updated_at, content_hash = u.content_hash, body = u.body
+       FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::text[], $11::text[], $12::text[])
+         AS u(row, pos, id, category, content, tags, state, maturity, deprecated, updated_at, content_hash, body)
+       WHERE b.row = u.row`,
+      [
+        part.map((c) => c.row),
+        part.map((c) => c.pos),
+        part.map((c) => pgText(c.bullet.id)),
+        part.map((c) => pgText(c.bullet.category)),
+        part.map((c) => pgText(c.bullet.content)),
+        part.map((c) => pgText((c.bullet.tags ?? []).join(" "))),
+        part.map((c) => pgText(c.bullet.state)),
+        part.map((c) => pgText(c.bullet.maturity)),
+        part.map((c) => Boolean(c.bullet.deprecated)),
+        part.map((c) => pgText(c.bullet.updatedAt)),
+        part.map((c) => hashContent(c.bullet.content)),
+        part.map((c) => c.body),
+      ],
+    );
+  }
+  await insertBullets(sql, space, inserts);
+  return revision;
+}
+
+/** Removes the layer's playbook and bullets (initialize's reset, a transfer of "no playbook"). */
+export async function clearStoredPlaybook(sql: Sql, space: string): Promise<void> {
+  await sql.query("DELETE FROM cm_bullets WHERE space = $1", [space]);
+  await sql.query("UPDATE cm_spaces SET playbook = NULL WHERE space = $1", [space]);
+}
+
+export function decodeBullet(body: string): Bullet | null {
+  try {
+    const parsed = BulletSchema.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Decodes candidate rows (in playbook order) with the layer's top-level record. */
+export function decodeCandidates(where: string, topText: string, raw: unknown[][]): Playbook {
+  const { bodies } = toRows(raw, where);
+  return decode(where, topOf(topText, where), bodies);
+}

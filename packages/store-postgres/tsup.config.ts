@@ -1,0 +1,3 @@
+import { packageBuild } from "../../tooling/config/tsup-package.js";
+
+export default packageBuild();
