@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { AppError, PlaybookSchema, createEmptyPlaybook } from "@cass-memory/core";
 import type { ErrorCode, Layer, Playbook } from "@cass-memory/core";
 import { emitYaml, parseOwnYaml } from "./fast-yaml.js";
+import { parseLibraryYaml } from "./library-yaml.js";
 
 type YamlModule = typeof import("yaml");
 
@@ -46,12 +47,16 @@ function firstProblem(errors: readonly { message: string; linePos?: readonly { l
 }
 
 /**
- * Parses YAML text, with the fast codec when the text is in its subset and the `yaml` library
- * otherwise; on a syntax error returns the problem with its 1-based line/column.
+ * Parses YAML text, with the fast codec when the text is in its subset, else with the reader of the
+ * `yaml` library's output format, and with the `yaml` library itself only when neither reads it;
+ * on a syntax error returns the problem with its 1-based line/column.
  */
 function parseYaml(text: string): { ok: true; value: unknown } | { ok: false; problem: YamlProblem } {
   const fast = parseOwnYaml(text);
   if (fast !== undefined) return { ok: true, value: fast };
+  // The `yaml` library's own output (the earlier cm's playbooks, hand-edited files in its style).
+  const written = parseLibraryYaml(text);
+  if (written !== undefined) return { ok: true, value: written };
   const Y = yamlLib();
   const doc = Y.parseDocument(text, { prettyErrors: true, logLevel: "silent" });
   const problem = firstProblem(doc.errors);

@@ -270,7 +270,7 @@ describe("differential properties against the yaml library", () => {
 describe("playbook codec", () => {
   const fixtureText = readFileSync(FIXTURE, "utf8");
 
-  it("decodes the original's fixture playbook (folded lines: through the library fallback)", () => {
+  it("decodes the original's fixture playbook (folded lines: outside our own subset, read by the library-format reader)", () => {
     expect(parseOwnYaml(fixtureText)).toBeUndefined();
     const decoded = decodePlaybook(fixtureText, FIXTURE);
     expect(decoded).toEqual(validatePlaybookData(parse(fixtureText), FIXTURE));
