@@ -338,6 +338,26 @@ describe("cm reflect with an LLM (fake OpenAI-compatible server)", () => {
     for (const secret of secrets) expect(stored.includes(secret)).toBe(false);
   });
 
+  it("llmFallback none with no usable model fails the run instead of quietly going deterministic", async () => {
+    layOutSessions(home);
+    seedPlaybook(home);
+    writeConfig(home, { provider: "openai", model: "test-model", llmFallback: "none" });
+    const dir = join(home, ".codex", "sessions", "2026", "11", "20");
+    const session = join(dir, readdirSync(dir)[0]!);
+    const before = readFileSync(join(home, ".cass-memory", "playbook.yaml"), "utf8");
+    const r = await cmAsync(["reflect", "--session", session, "--json"], { home, env: env({ CASS_MEMORY_EPISODIC: "none", OPENAI_API_KEY: undefined }) });
+    expect(r.code, r.stderr).toBe(7);
+    expect(r.json().error.code).toBe("MISSING_API_KEY");
+    expect(r.json().error.message).toMatch(/llmFallback is "none"/);
+    expect(readFileSync(join(home, ".cass-memory", "playbook.yaml"), "utf8")).toBe(before);
+    expect(existsSync(join(home, ".cass-memory", "reflections", "global.processed.log"))).toBe(false);
+    // Allowed to fall back (the default): the deterministic path runs and says so.
+    writeConfig(home, { llmFallback: "deterministic" });
+    const ok = await cmAsync(["reflect", "--session", session, "--json"], { home, env: env({ CASS_MEMORY_EPISODIC: "none", OPENAI_API_KEY: undefined }) });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.json().data.mode).toBe("deterministic");
+  });
+
   it("a model that keeps replying garbage is retried, then reported; the playbook is untouched", async () => {
     fake = await startFakeOpenAI({ diary: [{ json: DIARY_REPLY }], reflector: [{ text: "{ not json" }] });
     const session = await llmHome(fake, { llmFallback: "none" });

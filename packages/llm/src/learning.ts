@@ -13,7 +13,7 @@ import {
 import { LlmAuditor, LlmDiaryWriter, LlmReflector, LlmValidator, type LlmComponentDeps } from "./components.js";
 import type { Sleep } from "./generate.js";
 import { createLanguageModel } from "./model.js";
-import { resolveLlmSettings, settingsForInjectedModel, type Env, type LlmProviderName } from "./settings.js";
+import { resolveLlmSettings, settingsForInjectedModel, type Env, type LlmProviderName, type LlmUnavailableCode } from "./settings.js";
 
 export interface CreateLlmLearningOptions {
   config: Config;
@@ -45,7 +45,7 @@ export type LlmLearning =
       /** The model runs locally (Ollama, a baseUrl on this machine or network): calls cost nothing. */
       local: boolean;
     }
-  | { available: false; reason: string; hint: string };
+  | { available: false; reason: string; hint: string; code: LlmUnavailableCode };
 
 /**
  * The LLM-backed learning components for a configuration, or why there are none. The components
@@ -55,7 +55,7 @@ export type LlmLearning =
 export function createLlmLearning(options: CreateLlmLearningOptions): LlmLearning {
   const { config, env, logger } = options;
   const resolved = options.model === undefined ? resolveLlmSettings(config, env) : settingsForInjectedModel(config, env);
-  if (!resolved.available) return { available: false, reason: resolved.reason, hint: resolved.hint };
+  if (!resolved.available) return { available: false, reason: resolved.reason, hint: resolved.hint, code: resolved.code };
 
   const sanitizer = compileSanitizer({
     enabled: config.sanitization?.enabled ?? true,

@@ -57,16 +57,33 @@ export async function createLearning(wiring: LearningWiring): Promise<LearningCo
     clock: wiring.clock,
     logger: wiring.logger,
   });
+  const fallbackAllowed = wiring.config.llmFallback !== "none";
   if (!created.available) {
+    if (!fallbackAllowed && created.code !== "disabled") {
+      // llmFallback "none" asks for the LLM or nothing: every learning stage fails with the reason.
+      wiring.logger.debug(`No usable LLM and llmFallback is "none": ${created.reason}`);
+      return { mode: "llm", reason: created.reason, ...unavailableComponents(created.code, created.reason, created.hint) };
+    }
     wiring.logger.debug(`Using deterministic learning: ${created.reason}`);
     return { mode: "deterministic", reason: created.reason, ...deterministic() };
   }
-  const fallbackAllowed = wiring.config.llmFallback !== "none";
   return {
     mode: "llm",
     model: { provider: created.provider, model: created.model },
     ...created.components,
     ...(fallbackAllowed ? { fallback: deterministic() } : {}),
+  };
+}
+
+/** Learning components that fail with why no model can be used (`llmFallback: "none"`). */
+function unavailableComponents(code: string, reason: string, hint: string): Pick<LearningComponents, "diaryWriter" | "reflector" | "validator"> {
+  const fail = (): never => {
+    throw new AppError(code === "missing_key" ? "MISSING_API_KEY" : "CONFIG_INVALID", `No usable LLM: ${reason}`, { hint, details: { llmFallback: "none" } });
+  };
+  return {
+    diaryWriter: { kind: "llm", write: async () => fail() },
+    reflector: { kind: "llm", reflect: async () => fail() },
+    validator: { kind: "llm", judge: async () => fail() },
   };
 }
 
