@@ -66,7 +66,7 @@ function expandTilde(path: string): string {
 
 function renderReflect(r: ReflectResult, cli: string, workspace?: string): string[] {
   const lines = [bold(r.dryRun ? "REFLECT (dry run)" : "REFLECT"), `Workspace: ${workspace ?? "global"}`, dim(`Mode: ${modeLabel(r)}`)];
-  for (const f of r.fallbacks) lines.push(yellow(`${icon.warning()} LLM ${f.component} failed (${f.code ?? "error"}); used the deterministic one: ${f.reason}`));
+  for (const f of r.fallbacks) lines.push(yellow(`${icon.warning()} LLM ${f.component} switched to the deterministic one (${f.code ?? "error"}): ${f.reason}`));
   if (r.sessionsProcessed === 0) {
     const skipped = r.sessions.filter((s) => s.status === "skipped");
     for (const s of skipped) lines.push(dim(`  Skipped ${tildify(s.path)}: ${s.reason ?? ""}`));
@@ -90,6 +90,8 @@ function renderReflect(r: ReflectResult, cli: string, workspace?: string): strin
     return lines;
   }
   lines.push("", green(`${icon.success()} Reflection complete.`), `  Sessions processed: ${r.sessionsProcessed}`, `  Deltas generated: ${r.deltasGenerated}`);
+  const unvalidated = r.validation.filter((v) => v.valid && v.unvalidated === true).length;
+  if (unvalidated > 0) lines.push(yellow(`  Unvalidated: ${unvalidated} rule(s) had no history to check them against; added as draft candidates.`));
   for (const [label, c] of [["Global Updates:", r.global], ["Repo Updates:", r.repo]] as const) {
     if (c === undefined) continue;
     lines.push(bold(label), `  Applied: ${c.applied}`, `  Skipped: ${c.skipped}`, `  Inversions: ${c.inversions.length}`);
@@ -109,8 +111,10 @@ function renderReflect(r: ReflectResult, cli: string, workspace?: string): strin
 }
 
 function modeLabel(r: ReflectResult): string {
-  if (r.mode === "llm" && r.model !== undefined) return `LLM (${r.model.provider}/${r.model.model})`;
-  return "deterministic (no LLM)";
+  const model = r.model !== undefined ? `${r.model.provider}/${r.model.model}` : "LLM";
+  if (r.mode === "llm") return `LLM (${model})`;
+  if (r.mode === "mixed") return `mixed: LLM (${model}) until a stage failed, deterministic after`;
+  return r.model !== undefined ? `deterministic (the LLM ${model} failed)` : "deterministic (no LLM)";
 }
 
 function describeDelta(d: Delta): string {
