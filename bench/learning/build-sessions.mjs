@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
  * Renders bench/learning/corpus.mjs into agent-native session files under bench/learning/sessions/
- * and writes bench/learning/expected.json. Deterministic: the same corpus gives the same bytes.
+ * and writes bench/learning/expected.json; corpus-holdout.mjs goes to sessions/holdout/ and
+ * expected-holdout.json. Deterministic: the same corpus gives the same bytes.
  *   node bench/learning/build-sessions.mjs
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sessions } from "./corpus.mjs";
+import { sessions as heldOut } from "./corpus-holdout.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, "sessions");
@@ -22,11 +24,12 @@ function firstLine(text) {
 function slug(path) {
   return path.replace(/[^A-Za-z0-9]/g, "-");
 }
+let prefix = "";
 function write(rel, text) {
-  const file = join(out, rel);
+  const file = join(out, prefix, rel);
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, text);
-  return `sessions/${rel}`;
+  return `sessions/${prefix}${rel}`;
 }
 
 const renderers = {
@@ -98,12 +101,17 @@ const renderers = {
 };
 
 rmSync(out, { recursive: true, force: true });
-const expected = { version: 1, note: "Lessons a careful human would keep from each session; written before tuning. See README.md for the matching rule.", sessions: [] };
-sessions.forEach((s, index) => {
-  const render = renderers[s.agent];
-  if (!render) throw new Error(`no renderer for ${s.agent}`);
-  const file = render({ ...s, index });
-  expected.sessions.push({ id: s.id, agent: s.agent, file, status: s.status, lessons: s.lessons });
-});
-writeFileSync(join(here, "expected.json"), JSON.stringify(expected, null, 2) + "\n");
-console.log(`wrote ${sessions.length} sessions, ${expected.sessions.reduce((n, s) => n + s.lessons.length, 0)} expected lessons`);
+function build(list, file, note, offset) {
+  const expected = { version: 1, note, sessions: [] };
+  list.forEach((s, index) => {
+    const render = renderers[s.agent];
+    if (!render) throw new Error(`no renderer for ${s.agent}`);
+    const path = render({ ...s, index: index + offset });
+    expected.sessions.push({ id: s.id, agent: s.agent, file: path, status: s.status, lessons: s.lessons });
+  });
+  writeFileSync(join(here, file), JSON.stringify(expected, null, 2) + "\n");
+  console.log(`${file}: ${list.length} sessions, ${expected.sessions.reduce((n, s) => n + s.lessons.length, 0)} expected lessons`);
+}
+build(sessions, "expected.json", "Lessons a careful human would keep from each session; written before tuning. See README.md for the matching rule.", 0);
+prefix = "holdout/";
+build(heldOut, "expected-holdout.json", "Held-out sessions: written after tuning, never tuned on. See README.md for the matching rule.", 100);
