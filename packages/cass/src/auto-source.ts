@@ -13,6 +13,16 @@ function noHistoryAnywhere(native: DegradedInfo | undefined): DegradedInfo {
   };
 }
 
+/** cass's failure, with what answered in its place (and that source's own partial-answer note). */
+function answeredInstead(cass: DegradedInfo, by: string, partial: DegradedInfo | undefined): DegradedInfo {
+  const from = by === "native" ? "the native session readers" : `the '${by}' source`;
+  return {
+    ...cass,
+    message: `${cass.message} History came from ${from} instead.${partial !== undefined ? ` ${partial.message}` : ""}`,
+    answeredBy: by,
+  };
+}
+
 export interface AutoSourceOptions {
   /** The cass CLI source, or null when no `cass` executable was found (no process is spawned then). */
   cass: EpisodicSource | null;
@@ -55,7 +65,12 @@ export function createAutoSource(options: AutoSourceOptions): EpisodicSource {
         if (fromCass.degraded === undefined) return fromCass;
         const fromNative = await native.search(query, opts);
         // Native's answer wins when it is complete, or partial but with hits (a cut-short build).
-        return fromNative.degraded === undefined || fromNative.hits.length > 0 ? fromNative : fromCass;
+        // cass's failure is still reported (as the original did): installed but failing is
+        // something to fix, and the report names the source that answered instead.
+        if (fromNative.degraded === undefined || fromNative.hits.length > 0) {
+          return { hits: fromNative.hits, degraded: answeredInstead(fromCass.degraded, native.name, fromNative.degraded) };
+        }
+        return fromCass;
       }
       const result = await native.search(query, opts);
       if (result.hits.length > 0 || result.degraded !== undefined) return result;
@@ -64,7 +79,17 @@ export function createAutoSource(options: AutoSourceOptions): EpisodicSource {
       return health.available ? result : { hits: [], degraded: noHistoryAnywhere(health.degraded) };
     },
     async listSessions(opts) {
-      return (await active()).listSessions(opts);
+      // An installed cass is asked first (`sessions`, else `timeline`), as the original did; its
+      // empty answer is trusted only while cass is healthy, else the native readers answer.
+      if (cass !== null) {
+        const fromCass = await cass.listSessions(opts);
+        if (fromCass.length > 0 || (await cassHealthy())) return fromCass;
+      }
+      return native.listSessions(opts);
+    },
+    async describe(path) {
+      // The readers know which agent wrote a file whichever source answers searches.
+      return (await native.describe?.(path)) ?? null;
     },
     async export(path, format) {
       const source = await active();

@@ -35,7 +35,11 @@ export interface NormalizedMessage {
 }
 
 export interface NormalizedConversation {
-  agent: AgentSlug;
+  /**
+   * The agent that wrote the session: the reader's slug, or for generic transcripts the agent the
+   * file names itself (`agent` / `agentSlug` fields), normalised to a slug.
+   */
+  agent: AgentSlug | (string & {});
   /** The session's own id when it has one. */
   externalId: string | null;
   title: string | null;

@@ -18,12 +18,15 @@ describe("auto episodic source", () => {
     expect((await auto.health()).name).toBe("fake");
   });
 
-  it("falls back to native when cass is degraded, and reports cass only when native cannot answer either", async () => {
+  it("falls back to native when cass is degraded, still reporting cass's failure and who answered", async () => {
     const cass = createFakeEpisodicSource({ degraded: INDEX_MISSING });
     const native = createFakeEpisodicSource({ hits: [hit("/n.jsonl", "webpack from native")] });
     const auto = createAutoSource({ cass, native });
     const result = await auto.search("webpack", { limit: 5 });
-    expect(result).toEqual({ hits: [hit("/n.jsonl", "webpack from native")] });
+    expect(result).toEqual({
+      hits: [hit("/n.jsonl", "webpack from native")],
+      degraded: { ...INDEX_MISSING, message: "cass index missing History came from the 'fake' source instead.", answeredBy: "fake" },
+    });
 
     const both = createAutoSource({ cass, native: createFakeEpisodicSource({ degraded: NO_SESSIONS }) });
     expect((await both.search("webpack", { limit: 5 })).degraded).toEqual(INDEX_MISSING);

@@ -550,8 +550,16 @@ describe("listSessions", () => {
     }
   });
 
+  it("asks `timeline` (as the original did) when `sessions` fails", async () => {
+    const { source, callsOf } = setup({ FAKE_CASS_MODE: "envelope", FAKE_CASS_KIND: "missing-db", FAKE_CASS_MODE_ON: "sessions" });
+    const sessions = await source.listSessions({ days: 7 });
+    expect(callsOf("sessions")).toHaveLength(1);
+    expect(callsOf("timeline")[0]?.argv).toEqual(["timeline", "--json", "--since", "7d", "--color=never"]);
+    expect(sessions.map((s) => s.agent)).toEqual(["claude_code", "codex"]);
+  });
+
   it("answers [] and warns when cass fails", async () => {
-    const { source, logger } = setup({ FAKE_CASS_MODE: "envelope", FAKE_CASS_KIND: "missing-db", FAKE_CASS_MODE_ON: "sessions" });
+    const { source, logger } = setup({ FAKE_CASS_MODE: "envelope", FAKE_CASS_KIND: "missing-db", FAKE_CASS_MODE_ON: "sessions,timeline" });
     expect(await source.listSessions({ days: 7 })).toEqual([]);
     expect(logger.warnings.join("\n")).toContain("[cass] Timeline query failed; session counts may be incomplete.");
   });

@@ -556,7 +556,8 @@ describe("generic reader", () => {
 
   it("reads the normalised envelope JSONL with system and tool records", async () => {
     const conv = only(await readFixture(reader, "html_export_edge_cases/all_message_types.jsonl"));
-    expect(conv.agent).toBe("generic");
+    // The file names its agent ("agent": "claude_code"): that is the session's agent (issue 17).
+    expect(conv.agent).toBe("claude_code");
     expect(conv.externalId).toBe("all-types-001");
     expect(conv.workspace).toBe("/home/dev/project");
     expect(conv.messages[0]!.role).toBe("system");

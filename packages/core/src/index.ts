@@ -68,6 +68,8 @@ export type {
   MutationTx,
   OperationDeps,
   SessionSummary,
+  SessionInfo,
+  UnreadableSessions,
   StarterFile,
   Store,
   RuntimeReport,

@@ -474,6 +474,11 @@ export interface DegradedInfo {
   reason: DegradedReason;
   message: string;
   suggestedFix?: string[];
+  /**
+   * Set when another source answered in this one's place (e.g. `native` while cass failed): the
+   * results are that source's, and this report says why the preferred one could not answer.
+   */
+  answeredBy?: string;
 }
 
 export interface HistoryHit {
@@ -514,6 +519,29 @@ export interface EpisodicHealth {
   roots?: string[];
   /** A source combining others (`auto`) reports each of them here, in order of preference. */
   components?: EpisodicHealth[];
+  /** Session files found (native sources); `sessions` counts only what could be read from them. */
+  files?: number;
+  /**
+   * Session files that were found but could not be read (native sources): how many, per agent,
+   * and the first few with the reason.
+   */
+  unreadable?: UnreadableSessions;
+  /** Session files found but not read yet (the check's time budget ran out); not in `sessions`. */
+  pending?: number;
+}
+
+/** Session files a source found but could not read. */
+export interface UnreadableSessions {
+  count: number;
+  byAgent: Record<string, number>;
+  /** The first few files (bounded), each with why it could not be read. */
+  files: Array<{ path: string; agent: string; reason: string }>;
+}
+
+/** What a source knows about one session file: the agent whose reader read it, and its workspace. */
+export interface SessionInfo {
+  agent: string;
+  workspace?: string;
 }
 
 export interface SessionSummary {
@@ -533,6 +561,11 @@ export interface EpisodicSource {
   /** The session as text, or null when it cannot be read. */
   export(sessionPath: string, format: "markdown" | "text" | "json"): Promise<string | null>;
   expand(sessionPath: string, line: number, context: number): Promise<string | null>;
+  /**
+   * Which agent wrote a session file, as the reader that reads it says (never guessed from the
+   * path); null when the source cannot read it. Optional: callers fall back to path hints.
+   */
+  describe?(sessionPath: string): Promise<SessionInfo | null>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -645,6 +678,11 @@ export interface RuntimeReport {
   llmCredentials?: string[];
   /** True when LLM use is switched off (`CASS_MEMORY_LLM=none`). */
   llmDisabled?: boolean;
+  /**
+   * The configured LLM command (`cliCommand`) and whether it exists as an executable (on PATH or
+   * as a path). A command that does not exist is not a usable credential.
+   */
+  llmCommand?: { command: string; found: boolean };
   /** Whether the configured model can be used, as the learning commands will decide it. */
   llmStatus?: () => Promise<LlmStatus>;
   /**

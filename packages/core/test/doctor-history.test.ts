@@ -25,7 +25,7 @@ describe("doctor: history sources", () => {
     const native: EpisodicHealth = { available: true, name: "native", sessions: 3, agents: { claude_code: 1, codex: 2 }, roots: ["/h/.claude/projects"] };
     const { result, cass, native: nat } = await doctorWith({ ...native, components: [cassMissing, native] });
     expect(cass).toMatchObject({ status: "warn", message: expect.stringMatching(/optional/) });
-    expect(nat).toMatchObject({ status: "pass", message: "3 session files (claude_code 1, codex 2)" });
+    expect(nat).toMatchObject({ status: "pass", message: "3 readable sessions (claude_code 1, codex 2) in 3 session file(s)" });
     expect(result.recommendedActions.map((a) => a.label)).not.toContain("Install cass (enables history)");
   });
 
@@ -36,6 +36,29 @@ describe("doctor: history sources", () => {
     expect(nat).toMatchObject({ status: "warn", details: { roots: ["/h/.claude/projects", "/h/.codex/sessions"] } });
     expect(result.overallStatus).toBe("unhealthy");
     expect(result.recommendedActions.map((a) => a.label)).toContain("Install cass (enables history)");
+  });
+
+  it("files found but unreadable make the native check a warning naming the agents, how many, and why", async () => {
+    const native: EpisodicHealth = {
+      available: true,
+      name: "native",
+      sessions: 2,
+      files: 9,
+      agents: { claude_code: 2 },
+      roots: ["/h/.claude/projects"],
+      unreadable: {
+        count: 7,
+        byAgent: { generic: 4, cline: 3 },
+        files: [{ path: "/x/a.json", agent: "generic", reason: "not valid JSON or JSONL" }],
+      },
+    };
+    const { native: nat } = await doctorWith({ ...native, components: [cassMissing, native] });
+    expect(nat).toMatchObject({
+      status: "warn",
+      message:
+        "2 readable sessions (claude_code 2) in 9 session file(s); 7 of 9 session file(s) could not be read (cline 3, generic 4), e.g. /x/a.json: not valid JSON or JSONL",
+      details: { sessions: 2, files: 9, unreadable: { count: 7 } },
+    });
   });
 
   it("a single source without components is reported as before", async () => {

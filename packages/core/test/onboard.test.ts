@@ -173,6 +173,7 @@ describe("onboard status / gaps", () => {
     expect(r.status).toEqual({
       cassAvailable: false,
       historySource: "none",
+      historyAvailable: false,
       totalConversations: 0,
       totalMessages: 0,
       playbookRules: 0,
@@ -197,9 +198,11 @@ describe("onboard status / gaps", () => {
     await addRules(store, [...rules("testing", 4), createTestBullet({ id: "b-gone", deprecated: true })]);
     const r = await runOperation(onboardStatusOperation, deps, {});
     expect(asked).toEqual([{ days: 365 }]);
+    // `cassAvailable` is about the cass CLI: a source that is not cass answering leaves it false.
     expect(r.status).toMatchObject({
-      cassAvailable: true,
+      cassAvailable: false,
       historySource: "fake",
+      historyAvailable: true,
       totalConversations: 3,
       totalMessages: 15,
       playbookRules: 4,

@@ -33,6 +33,16 @@ export function locateExecutable(cassPath: string, env: Readonly<Record<string, 
   return defaultCassCandidates(home).find(isExecutable) ?? null;
 }
 
+/**
+ * The configured LLM command (`cliCommand`, its first word) and whether it exists as an
+ * executable, for doctor: a command that is not on PATH is not a credential.
+ */
+export function llmCommandReport(cliCommand: string | undefined, env: Readonly<Record<string, string | undefined>>, home: string): { command: string; found: boolean } | undefined {
+  const command = cliCommand?.trim().split(/\s+/)[0] ?? "";
+  if (command === "") return undefined;
+  return { command, found: locateExecutable(command, env, home) !== null };
+}
+
 export interface EpisodicWiring {
   config: Config;
   env: Readonly<Record<string, string | undefined>>;
@@ -91,6 +101,9 @@ function withSessionFiles(source: EpisodicSource, native: () => EpisodicSource):
     },
     async expand(path, line, context) {
       return (await source.expand(path, line, context)) ?? reader().expand(path, line, context);
+    },
+    async describe(path) {
+      return (await source.describe?.(path)) ?? (await reader().describe?.(path)) ?? null;
     },
   };
 }

@@ -2,11 +2,11 @@ import { join } from "node:path";
 import { redactFor, type Config, type LearningComponents, type StorageBackend, type LlmStatus, type OperationDeps, type RuntimeReport } from "@cass-memory/core";
 import { createLexicalCache } from "./lexical-cache.js";
 import { createEmbedderLoader, createEmbeddingCache, embeddingLoaderOf, type EmbeddingModule } from "./embeddings.js";
-import { createEpisodicSource } from "./episodic.js";
+import { createEpisodicSource, llmCommandReport } from "./episodic.js";
 import { createLearning, resolveLlmStatus, type LearningWiring } from "./learning.js";
 import { loadConfig } from "./config.js";
 import { createIdGenerator, createNodeWorkspaceFiles, createStderrLogger, systemClock } from "./node-ports.js";
-import { findGitRoot, resolveGlobalDir } from "./paths.js";
+import { findGitRoot, homeDir, resolveGlobalDir } from "./paths.js";
 import { hostHealthChecks } from "./guard/health.js";
 import { backupStoreFiles } from "./storage/backup.js";
 import { backendFromData, refuseWrites, unreadableConfigError } from "./storage/unreadable-config.js";
@@ -151,6 +151,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     backupStore: (reason) => backupStoreFiles(config.storage.backend, storeDirs, reason, systemClock.now()),
     llmCredentials: visibleLlmCredentials(env),
     llmDisabled: env.CASS_MEMORY_LLM?.trim().toLowerCase() === "none",
+    ...(() => {
+      const llmCommand = llmCommandReport(config.cliCommand, env, homeDir(env));
+      return llmCommand !== undefined ? { llmCommand } : {};
+    })(),
     llmStatus: () => (llmStatus ??= resolveLlmStatus({ config, env, ...(options.loadLlm !== undefined ? { loadLlm: options.loadLlm } : {}) })),
   };
   const deps: OperationDeps = {

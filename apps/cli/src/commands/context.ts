@@ -161,7 +161,7 @@ function renderCompactHuman(r: ContextResult): string[] {
   const width = layoutWidth();
   const lines = [bold(`CONTEXT FOR: ${r.task}`)];
   const cass = r.degraded?.cass;
-  if (cass) lines.push(yellow(`${icon.warning()} History unavailable (cass: ${cass.reason})${cass.suggestedFix?.[0] ? `; next: ${cass.suggestedFix[0]}` : ""}`));
+  if (cass) lines.push(yellow(`${icon.warning()} ${cassNote(cass)}${cass.suggestedFix?.[0] ? `; next: ${cass.suggestedFix[0]}` : ""}`));
   const rules = (title: string, bullets: ScoredBullet[]) => {
     if (bullets.length === 0) return;
     lines.push(bold(`${title} (${bullets.length})`));
@@ -178,8 +178,16 @@ function renderCompactHuman(r: ContextResult): string[] {
     for (const h of r.historySnippets) lines.push(...wrap(`${h.agent} ${h.sessionPath}:${h.line_number}: ${h.snippet}`, width, "  "));
   }
   for (const w of r.deprecatedWarnings) lines.push(...wrap(`${icon.warning()} ${w}`, width, ""));
+  if (r.olderHistory) lines.push(...wrap(r.olderHistory.message, width, "").map(dim));
   if (r.trimmed) lines.push(...wrap(trimmedNote(r.trimmed), width, "").map(dim));
   return lines;
+}
+
+/** One line about a failing cass: unavailable, or failing while another source answered. */
+function cassNote(cass: NonNullable<NonNullable<ContextResult["degraded"]>["cass"]>): string {
+  return cass.answeredBy !== undefined
+    ? `cass failed (${cass.reason}); history from the ${cass.answeredBy} source instead`
+    : `History unavailable (cass: ${cass.reason})`;
 }
 
 export function renderHuman(r: ContextResult, cli: string, compact = false): string[] {
@@ -189,7 +197,7 @@ export function renderHuman(r: ContextResult, cli: string, compact = false): str
   if (r.semanticError) lines.push(yellow(`${icon.warning()} Semantic search unavailable, using keyword matching (${r.semanticError}).`));
   const cass = r.degraded?.cass;
   if (cass) {
-    lines.push(yellow(`${icon.warning()} Local history unavailable (cass: ${cass.reason}).`));
+    lines.push(yellow(`${icon.warning()} ${cass.answeredBy !== undefined ? cassNote(cass) : `Local history unavailable (cass: ${cass.reason})`}.`));
     if (cass.suggestedFix?.[0]) lines.push(dim(`Next: ${cass.suggestedFix[0]}`));
   }
   lines.push("", bold(`PLAYBOOK RULES (${r.relevantBullets.length})`));
@@ -203,6 +211,7 @@ export function renderHuman(r: ContextResult, cli: string, compact = false): str
   const hist = r.historySnippets;
   lines.push("", bold(hist.length > 3 ? `HISTORY (showing 3 of ${hist.length})` : `HISTORY (${hist.length})`));
   if (hist.length === 0) lines.push("  (No relevant history found)");
+  if (r.olderHistory) lines.push(...wrap(r.olderHistory.message, width, "  ").map(dim));
   hist.slice(0, 3).forEach((h, i) => {
     lines.push(`  ${i + 1}. ${h.agent} ${icon.bullet()} ${h.sessionPath}:${h.line_number}`);
     lines.push(...wrap(h.snippet, width, "     "));
@@ -234,7 +243,8 @@ function renderCompactMarkdown(r: ContextResult): string[] {
     for (const h of r.historySnippets) lines.push(`- ${h.agent} \`${h.sessionPath}:${h.line_number}\`: ${h.snippet}`);
   }
   const cass = r.degraded?.cass;
-  if (cass) lines.push("", `_History unavailable (cass: ${cass.reason})${cass.suggestedFix?.[0] ? `; next: \`${cass.suggestedFix[0]}\`` : ""}._`);
+  if (r.olderHistory) lines.push("", `_${r.olderHistory.message}_`);
+  if (cass) lines.push("", `_${cassNote(cass)}${cass.suggestedFix?.[0] ? `; next: \`${cass.suggestedFix[0]}\`` : ""}._`);
   if (r.deprecatedWarnings.length > 0) lines.push("", "## Warnings", ...r.deprecatedWarnings.map((w) => `- ${w}`));
   if (r.trimmed) lines.push("", `_${trimmedNote(r.trimmed)}_`);
   return lines;
@@ -251,7 +261,8 @@ export function renderMarkdown(r: ContextResult, compact = false): string[] {
   lines.push("", `## History (${r.historySnippets.length})`);
   for (const h of r.historySnippets.slice(0, 3)) lines.push(`- ${h.agent} \`${h.sessionPath}:${h.line_number}\`: ${h.snippet}`);
   if (r.historySnippets.length > 3) lines.push(`- … and ${r.historySnippets.length - 3} more`);
-  if (r.historySnippets.length === 0) lines.push(r.degraded?.cass ? `_History unavailable (cass: ${r.degraded.cass.reason})._` : "_None._");
+  if (r.historySnippets.length === 0) lines.push(r.degraded?.cass ? `_${cassNote(r.degraded.cass)}._` : "_None._");
+  if (r.olderHistory) lines.push(`_${r.olderHistory.message}_`);
   lines.push("", `## Warnings (${r.deprecatedWarnings.length})`);
   lines.push(...(r.deprecatedWarnings.length > 0 ? r.deprecatedWarnings.map((w) => `- ${w}`) : ["_None._"]));
   lines.push("", "## Suggested searches");

@@ -220,14 +220,15 @@ function kv(rows: Array<[string, string]>): string[] {
 }
 
 function historyLine(s: OnboardStatus): string {
-  return s.cassAvailable ? `${s.historySource} (available)` : `${s.historySource} (not available)`;
+  const cass = s.historySource !== "cass" ? (s.cassAvailable ? ", cass installed" : ", cass not installed") : "";
+  return s.historyAvailable ? `${s.historySource} (available${cass})` : `${s.historySource} (not available${cass})`;
 }
 
 function renderStatus(r: OnboardOverview): string[] {
   const { status: s, progress: p, gapAnalysis: g } = r;
   const width = layoutWidth();
   const rows: Array<[string, string]> = [["History source", historyLine(s)]];
-  if (s.cassAvailable) rows.push(["Conversations", `${s.totalConversations} in the last year${s.totalMessages > 0 ? ` (${s.totalMessages} messages)` : ""}`]);
+  if (s.historyAvailable) rows.push(["Conversations", `${s.totalConversations} in the last year${s.totalMessages > 0 ? ` (${s.totalMessages} messages)` : ""}`]);
   rows.push(["Playbook rules", String(s.playbookRules)], ["Needs onboarding", s.needsOnboarding ? "yes" : "no"]);
   const lines = [bold("ONBOARDING STATUS"), divider(width), ...kv(rows)];
   if (p.hasStarted) {
@@ -301,7 +302,8 @@ function renderSample(r: OnboardSampleResult, fillGaps: boolean, cli: string): s
   }
   lines.push("");
   if (r.sessions.length === 0) {
-    lines.push(yellow("No unprocessed sessions found."));
+    lines.push(yellow(r.olderSessions ? `No unprocessed sessions found in the last ${r.olderSessions.days} days.` : "No unprocessed sessions found."));
+    if (r.olderSessions) lines.push(`${r.olderSessions.sessions} older unprocessed session(s) exist: use ${cyan(r.olderSessions.flag)} to include them.`);
     if (r.progress.sessionsProcessed > 0) {
       lines.push(dim(`You've analyzed ${r.progress.sessionsProcessed} session${r.progress.sessionsProcessed === 1 ? "" : "s"} so far.`));
       lines.push(dim(`Use --include-processed to see them again, or '${cli} onboard reset' to start over.`));
@@ -377,7 +379,7 @@ function renderGuided(r: OnboardGuidedResult, cli: string): string[] {
     bold("# Agent-Native Onboarding"),
     "",
     bold("Current status:"),
-    s.cassAvailable ? green(`${icon.success()} history available (${s.historySource})`) : red(`${icon.failure()} history not available (${s.historySource})`),
+    s.historyAvailable ? green(`${icon.success()} history available (${s.historySource})`) : red(`${icon.failure()} history not available (${s.historySource})`),
     cyan(`Playbook rules: ${s.playbookRules}`),
     "",
     yellow(bold(s.recommendation)),

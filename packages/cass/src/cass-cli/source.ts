@@ -334,7 +334,10 @@ export function createCassCliSource(options: CassCliSourceOptions): CassCliSourc
       attempt = await attemptList(d.path, [...base, COLOR], parseSessionsPayload);
       filterByTime = true;
     }
-    if (attempt.kind === "unsupported") {
+    // `timeline` is what the original listed sessions with: tried too when `sessions` failed.
+    if (attempt.kind !== "ok") {
+      if (attempt.kind === "failed") logger.debug(`[cass] sessions failed (${attempt.message}); trying timeline`);
+      filterByTime = false;
       const args = ["timeline", "--json", "--since", `${days ?? ALL_DAYS}d`];
       for (const agent of agents) args.push("--agent", agent);
       attempt = await attemptList(d.path, [...args, COLOR], parseTimelinePayload);

@@ -330,6 +330,7 @@ export class IndexStore {
       for (const item of toRead) {
         if (deadline !== null && read > 0 && this.now() > deadline) break;
         const conversations = await readSession(item);
+        if (conversations.length === 0) this.logger.debug(`No session could be read from ${item.ref.agent} file ${item.ref.path} ('cm doctor' says why)`);
         await writer.addParsed({ ref: item.ref, conversations });
         read++;
         // The file's previous version is superseded: in the new segment if it was copied there,

@@ -7,6 +7,7 @@
  * Nothing here throws to the caller: an index that cannot be built or read makes `search` answer
  * empty with `degraded` (reason OTHER), and missing session files are simply no history.
  */
+import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
@@ -20,16 +21,19 @@ import type {
   EpisodicSource,
   HistoryHit,
   Logger,
+  SessionInfo,
   SessionSummary,
+  UnreadableSessions,
 } from "@cass-memory/core";
 
 import type { DiscoveryEnv, NormalizedConversation, NormalizedMessage, SessionReader } from "../model.js";
 import { bm25Idf, bm25TermScore } from "./bm25.js";
 import { normalizeAgentKey } from "./discovery.js";
 import { DEFAULT_DISCOVERY_CACHE_TTL_MS, DISCOVERY_CACHE_NAME, WalkCache } from "./discovery-cache.js";
-import { IndexStore, type FoundSession, type IndexSnapshot, type LiveSegment } from "./index-store.js";
+import { IndexStore, MANIFEST_NAME, type FoundSession, type IndexSnapshot, type LiveSegment } from "./index-store.js";
 import type { Segment } from "./segment.js";
 import { makeSnippet } from "./snippet.js";
+import { explainUnreadable } from "./unreadable.js";
 import { WordCache, parseQuery, type ParsedQuery } from "./tokenize.js";
 
 /** The discovery function the source drives (`discoverSessions` from ./discovery.js). */
@@ -69,10 +73,12 @@ export interface NativeSourceOptions {
 }
 
 export interface NativeHealth extends EpisodicHealth {
-  /** Session files found now. */
+  /** Sessions that could be read from the files found now (files not yet indexed are not counted). */
   sessions: number;
-  /** Session files per agent slug. */
+  /** Readable sessions per agent slug (the agent the reader, or the transcript itself, names). */
   agents: Record<string, number>;
+  /** Session files found now, readable or not. */
+  files: number;
   /** The locations searched (default roots of every reader plus the configured ones). */
   roots: string[];
 }
@@ -86,6 +92,7 @@ export interface ReindexResult {
 
 export interface NativeEpisodicSource extends EpisodicSource {
   health(): Promise<NativeHealth>;
+  describe(sessionPath: string): Promise<SessionInfo | null>;
   /** Brings the index up to date now, with no time budget, walking broad roots again (no discovery cache). */
   reindex(): Promise<ReindexResult>;
 }
@@ -99,6 +106,10 @@ const READ_BUDGET_SHARE = 0.6;
 /** Most dictionary terms one wildcard expands to. */
 const MAX_WILDCARD_TERMS = 64;
 const DAY_MS = 86_400_000;
+/** How long a health check may spend reading session files into the index before it answers. */
+const HEALTH_INDEX_BUDGET_MS = 5_000;
+/** Unreadable files explained one by one (the rest are only counted). */
+const MAX_UNREADABLE_LISTED = 20;
 
 const noopLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const systemClock: Clock = { now: () => new Date() };
@@ -372,6 +383,46 @@ export function renderExpand(messages: readonly NormalizedMessage[], line: numbe
     .join("\n\n");
 }
 
+/** Readable sessions per agent and the files that held none, reading the files without an index. */
+async function countDirectly(
+  found: readonly FoundSession[],
+  deadline: number,
+): Promise<{ sessions: number; agents: Record<string, number>; bad: Array<{ path: string; agent: string }>; pending: number }> {
+  const agents: Record<string, number> = {};
+  const bad: Array<{ path: string; agent: string }> = [];
+  let sessions = 0;
+  let read = 0;
+  const ordered = [...found].sort((a, b) => b.ref.mtimeMs - a.ref.mtimeMs);
+  for (const { reader, ref } of ordered) {
+    if (read > 0 && Date.now() > deadline) break;
+    read++;
+    let conversations: NormalizedConversation[] = [];
+    try {
+      conversations = (await reader.read(ref)) ?? [];
+    } catch {
+      conversations = [];
+    }
+    const useful = conversations.filter((c) => Array.isArray(c?.messages) && c.messages.length > 0);
+    if (useful.length === 0) bad.push({ path: ref.path, agent: ref.agent });
+    for (const c of useful) {
+      const agent = c.agent ?? ref.agent;
+      agents[agent] = (agents[agent] ?? 0) + 1;
+      sessions++;
+    }
+  }
+  return { sessions, agents, bad, pending: ordered.length - read };
+}
+
+/** Counts unreadable files per agent and explains the first few. */
+async function describeUnreadable(bad: ReadonlyArray<{ path: string; agent: string }>): Promise<UnreadableSessions | undefined> {
+  if (bad.length === 0) return undefined;
+  const byAgent: Record<string, number> = {};
+  for (const b of bad) byAgent[b.agent] = (byAgent[b.agent] ?? 0) + 1;
+  const sorted = [...bad].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const files = await Promise.all(sorted.slice(0, MAX_UNREADABLE_LISTED).map(async (b) => ({ ...b, reason: await explainUnreadable(b.path, b.agent) })));
+  return { count: bad.length, byAgent, files };
+}
+
 export function createNativeSource(options: NativeSourceOptions): NativeEpisodicSource {
   const name = options.name ?? "native";
   const logger = options.logger ?? noopLogger;
@@ -486,11 +537,77 @@ export function createNativeSource(options: NativeSourceOptions): NativeEpisodic
             ...roots.map((r) => `searched: ${r}`),
           ],
         };
-        return { available: false, name, degraded, sessions: 0, agents: {}, roots };
+        return { available: false, name, degraded, sessions: 0, files: 0, agents: {}, roots };
       }
-      const agents: Record<string, number> = {};
-      for (const { ref } of found) agents[ref.agent] = (agents[ref.agent] ?? 0) + 1;
-      return { available: true, name, sessions: found.length, agents, roots };
+      // Only sessions that can be read count: the files are read into the index (which later
+      // searches reuse), within a time budget.
+      let counted: { sessions: number; agents: Record<string, number>; bad: Array<{ path: string; agent: string }>; pending: number } | null = null;
+      const deadline = Date.now() + HEALTH_INDEX_BUDGET_MS;
+      // Before any search has created the index, a health check writes nothing: it reads the files
+      // directly (the index directory would otherwise create the data directory on a fresh machine).
+      if (options.indexDir !== null && !existsSync(join(resolve(options.indexDir), MANIFEST_NAME))) {
+        counted = await countDirectly(found, deadline);
+      } else try {
+        const snap = await store.refresh(found, deadline);
+        walkCache.flush();
+        const agents: Record<string, number> = {};
+        const bad: Array<{ path: string; agent: string }> = [];
+        let sessions = 0;
+        for (const ls of snap.segments) {
+          ls.segment.files.forEach((f, i) => {
+            if (ls.masked[i]) return;
+            if (f.convEnd <= f.convStart) {
+              bad.push({ path: f.path, agent: f.agent });
+              return;
+            }
+            for (let c = f.convStart; c < f.convEnd; c++) {
+              const agent = ls.segment.convs[c]!.agent;
+              agents[agent] = (agents[agent] ?? 0) + 1;
+              sessions++;
+            }
+          });
+        }
+        counted = { sessions, agents, bad, pending: snap.pending };
+      } catch (error) {
+        logger.debug(`Could not read the session files for the health check: ${message(error)}`);
+      } finally {
+        store.releaseAll();
+      }
+      if (counted === null) {
+        // The index cannot be built: report what discovery found, unverified.
+        const agents: Record<string, number> = {};
+        for (const { ref } of found) agents[ref.agent] = (agents[ref.agent] ?? 0) + 1;
+        return { available: true, name, sessions: found.length, files: found.length, agents, roots };
+      }
+      const unreadable = await describeUnreadable(counted.bad);
+      for (const u of unreadable?.files ?? []) logger.debug(`Unreadable ${u.agent} session file ${u.path}: ${u.reason}`);
+      const health: NativeHealth = {
+        available: counted.sessions > 0 || counted.pending > 0,
+        name,
+        sessions: counted.sessions,
+        files: found.length,
+        agents: counted.agents,
+        roots,
+        ...(counted.pending > 0 ? { pending: counted.pending } : {}),
+        ...(unreadable !== undefined ? { unreadable } : {}),
+      };
+      if (!health.available) {
+        const why = unreadable?.files[0];
+        health.degraded = {
+          available: false,
+          reason: "NOT_FOUND",
+          message: `${found.length} session file(s) found, but none could be read${why !== undefined ? ` (e.g. ${why.path}: ${why.reason})` : ""}.`,
+          suggestedFix: ["cm doctor --json   (lists the unreadable files and why)", ...roots.map((r) => `searched: ${r}`)],
+        };
+      }
+      return health;
+    },
+
+    async describe(sessionPath: string): Promise<SessionInfo | null> {
+      const conversations = await readConversations(sessionPath);
+      const first = conversations?.[0];
+      if (first === undefined) return null;
+      return { agent: first.agent, ...(first.workspace !== null ? { workspace: first.workspace } : {}) };
     },
 
     async search(query: string, opts: EpisodicSearchOptions): Promise<EpisodicSearchResult> {

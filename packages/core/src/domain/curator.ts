@@ -68,6 +68,8 @@ export const MERGED_SOURCE_SESSION = "merged";
 /** Agent name guessed from a session path (reference §4.2). */
 export function agentFromSessionPath(path: string): string {
   const lower = (path ?? "").toLowerCase().replace(/\\/g, "/");
+  // Cline (and Roo) keep tasks under a VS Code extension folder whose name contains "claude".
+  if (lower.includes("saoudrizwan.claude-dev") || lower.includes("rooveterinaryinc.roo-cline")) return "cline";
   if (lower.includes(".claude")) return "claude";
   if (lower.includes(".cursor")) return "cursor";
   if (lower.includes(".codex")) return "codex";
@@ -348,6 +350,8 @@ export function curatePlaybook(target: Playbook, deltas: readonly Delta[], ctx: 
           ...(delta.bullet.tags !== undefined ? { tags: delta.bullet.tags } : {}),
           ...(delta.reason.trim() !== "" ? { reasoning: delta.reason.trim() } : {}),
           sourceSession: delta.sourceSession,
+          // The agent the session was read as, when the delta carries it (reflect sets it).
+          ...(typeof delta.sourceAgent === "string" && delta.sourceAgent.trim() !== "" ? { sourceAgents: [delta.sourceAgent.trim()] } : {}),
         };
         const created = newBullet(fields, ctx);
         append(created);

@@ -39,7 +39,9 @@ export async function loadTranscript(
     });
   }
   const text = truncateMiddle(compileSanitizer(deps.config.sanitization).sanitize(raw), MAX_TRANSCRIPT_CHARS);
-  const agent = meta.agent !== undefined && meta.agent !== "" ? meta.agent : agentFromSessionPath(path);
+  // The agent is the one the source's reader read the session as; a path hint only when it cannot say.
+  const described = meta.agent !== undefined && meta.agent !== "" ? null : await deps.episodic.describe?.(path).catch(() => null);
+  const agent = meta.agent !== undefined && meta.agent !== "" ? meta.agent : (described?.agent ?? agentFromSessionPath(path));
   return { path, agent, ...(meta.workspace !== undefined ? { workspace: meta.workspace } : {}), text };
 }
 

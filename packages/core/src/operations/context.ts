@@ -77,7 +77,21 @@ export const DegradedSchema = z.object({
   reason: z.enum(["NOT_FOUND", "INDEX_MISSING", "FTS_TABLE_MISSING", "TIMEOUT", "OTHER"]),
   message: z.string(),
   suggestedFix: z.array(z.string()).optional(),
+  /** The source that answered in its place (e.g. `native` while cass failed). */
+  answeredBy: z.string().optional(),
 });
+
+/** History that matched but lies before the lookback window (present only when the window held none). */
+export const OlderHistorySchema = z.object({
+  /** Sessions with matching history older than the window. */
+  sessions: z.number(),
+  /** The window that was searched (days). */
+  days: z.number(),
+  /** The flag that includes them, e.g. `--days 365`. */
+  flag: z.string(),
+  message: z.string(),
+});
+export type OlderHistory = z.output<typeof OlderHistorySchema>;
 
 export const ContextResultSchema = z.object({
   task: z.string(),
@@ -87,6 +101,8 @@ export const ContextResultSchema = z.object({
   deprecatedWarnings: z.array(z.string()),
   suggestedCassQueries: z.array(z.string()),
   degraded: z.object({ cass: DegradedSchema.optional() }).optional(),
+  /** No history inside the lookback window, but older sessions match: how many, and how to see them. */
+  olderHistory: OlderHistorySchema.optional(),
   semanticMode: z.enum(["semantic", "keyword"]),
   semanticError: z.string().optional(),
   traumaWarning: z.object({ pattern: z.string(), reason: z.string(), reference: z.string() }).optional(),
@@ -181,6 +197,7 @@ async function lookupContextParsed(
     const query = input.noHistory ? "" : buildCassQuery(ranked.keywords);
     let historySnippets: HistorySnippet[] = [];
     let degraded: DegradedInfo | undefined;
+    let olderHistory: OlderHistory | undefined;
     if (query !== "") {
       const result = await deps.episodic.search(query, {
         limit: historyLimit,
@@ -190,6 +207,9 @@ async function lookupContextParsed(
       });
       historySnippets = result.hits.slice(0, historyLimit).map((hit) => toSnippet(hit, sanitizer.sanitize));
       degraded = result.degraded;
+      if (result.hits.length === 0 && (degraded === undefined || degraded.answeredBy !== undefined)) {
+        olderHistory = await findOlderHistory(deps, query, days, input.workspace, "--days");
+      }
     }
 
     const deprecatedWarnings = [
@@ -205,6 +225,7 @@ async function lookupContextParsed(
       deprecatedWarnings,
       suggestedCassQueries: suggestCassQueries(task, ranked.keywords),
       ...(degraded ? { degraded: { cass: degraded } } : {}),
+      ...(olderHistory ? { olderHistory } : {}),
       semanticMode: semantic.mode,
       ...(semantic.error !== undefined ? { semanticError: semantic.error } : {}),
       ...(traumaWarning ? { traumaWarning } : {}),
@@ -226,6 +247,53 @@ async function lookupContextParsed(
       });
     }
     return result;
+}
+
+/** Hits looked at when counting the sessions that match outside the lookback window. */
+const OLDER_HISTORY_PROBE = 100;
+
+/**
+ * When a window held no history: the sessions whose history matches `query` at any age, counted
+ * (bounded), with the flag that widens the window. Undefined when there are none or the source fails.
+ */
+export async function findOlderHistory(
+  deps: OperationDeps,
+  query: string,
+  days: number,
+  workspace: string | undefined,
+  flagName: string,
+): Promise<OlderHistory | undefined> {
+  let hits: HistoryHit[];
+  try {
+    const older = await deps.episodic.search(query, {
+      limit: OLDER_HISTORY_PROBE,
+      ...(workspace !== undefined ? { workspace } : {}),
+      timeoutMs: CONTEXT_HISTORY_TIMEOUT_MS,
+    });
+    hits = older.hits;
+  } catch (error) {
+    deps.logger.debug(`Looking for older history failed: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+  // The windowed search found nothing, so every hit here lies before the window.
+  const sessions = new Set<string>();
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const hit of hits) {
+    sessions.add(hit.source_path);
+    const at = typeof hit.created_at === "number" ? hit.created_at : typeof hit.created_at === "string" ? Date.parse(hit.created_at) : Number.NaN;
+    if (Number.isFinite(at)) oldest = Math.min(oldest, at);
+  }
+  if (sessions.size === 0) return undefined;
+  // Hits without a time: a year is the widest window offered.
+  const needed = Math.max(days + 1, Number.isFinite(oldest) ? Math.ceil((deps.clock.now().getTime() - oldest) / 86_400_000) : 365);
+  const flag = `${flagName} ${needed}`;
+  const count = `${sessions.size}${hits.length >= OLDER_HISTORY_PROBE ? "+" : ""}`;
+  return {
+    sessions: sessions.size,
+    days,
+    flag,
+    message: `No history in the last ${days} days, but ${count} older session(s) match; use ${flag} to include them.`,
+  };
 }
 
 /** Verification checks make a stale rule rank this much lower (its finalScore is multiplied by it). */

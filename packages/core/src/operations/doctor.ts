@@ -172,20 +172,48 @@ function cassCheck(health: EpisodicHealth, historyElsewhere: boolean): HealthChe
   return { category, item: "cass", status: "warn", message: `cass is degraded (${degraded.reason}): ${degraded.message}`, details: health };
 }
 
+/** "claude_code 2, cline 1" */
+function perAgent(counts: Record<string, number> | undefined): string {
+  return Object.entries(counts ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([agent, n]) => `${agent} ${n}`)
+    .join(", ");
+}
+
 function nativeCheck(health: EpisodicHealth): HealthCheck {
   const category = DOCTOR_CATEGORIES.sessions;
   const roots = health.roots ?? [];
+  const unreadable = health.unreadable;
+  const files = health.files ?? health.sessions ?? 0;
+  // Which agents' files were found but could not be read, and why (the first reason of each).
+  const unreadableNote =
+    unreadable !== undefined && unreadable.count > 0
+      ? `${unreadable.count} of ${files} session file(s) could not be read (${perAgent(unreadable.byAgent)})` +
+        (unreadable.files[0] !== undefined ? `, e.g. ${unreadable.files[0].path}: ${unreadable.files[0].reason}` : "")
+      : "";
+  const details = {
+    sessions: health.sessions ?? 0,
+    files,
+    agents: health.agents ?? {},
+    ...(unreadable !== undefined ? { unreadable } : {}),
+    roots,
+  };
   if (health.available) {
-    const agents = Object.entries(health.agents ?? {})
-      .map(([agent, n]) => `${agent} ${n}`)
-      .join(", ");
+    const agents = perAgent(health.agents);
+    const pending = health.pending ?? 0;
     return {
       category,
       item: "Native session files",
-      status: "pass",
-      message: `${health.sessions ?? 0} session files${agents ? ` (${agents})` : ""}`,
-      details: { sessions: health.sessions ?? 0, agents: health.agents ?? {}, roots },
+      status: unreadableNote !== "" ? "warn" : "pass",
+      message:
+        `${health.sessions ?? 0} readable sessions${agents ? ` (${agents})` : ""} in ${files} session file(s)` +
+        (pending > 0 ? `; ${pending} file(s) not read yet` : "") +
+        (unreadableNote !== "" ? `; ${unreadableNote}` : ""),
+      details,
     };
+  }
+  if (unreadableNote !== "") {
+    return { category, item: "Native session files", status: "warn", message: `No readable sessions: ${unreadableNote}.`, details };
   }
   return {
     category,
@@ -229,8 +257,19 @@ function configProblemCheck(problems: readonly string[]): HealthCheck | null {
 function visibleCredentials(deps: OperationDeps): string[] {
   const names = [...(deps.runtimeReport?.llmCredentials ?? [])];
   if (typeof deps.config.apiKey === "string" && deps.config.apiKey.trim() !== "") names.push("config.apiKey");
-  if (typeof deps.config.cliCommand === "string" && deps.config.cliCommand.trim() !== "") names.push("config.cliCommand");
+  // A configured command counts only when the host found it as an executable.
+  if (typeof deps.config.cliCommand === "string" && deps.config.cliCommand.trim() !== "" && deps.runtimeReport?.llmCommand?.found === true) {
+    names.push("config.cliCommand");
+  }
   return names;
+}
+
+/** A configured LLM command the host looked for and did not find, as a sentence; null otherwise. */
+function missingLlmCommand(deps: OperationDeps): string | null {
+  const report = deps.runtimeReport?.llmCommand;
+  if (typeof deps.config.cliCommand !== "string" || deps.config.cliCommand.trim() === "") return null;
+  if (report === undefined) return `the LLM command '${deps.config.cliCommand.trim()}' could not be checked`;
+  return report.found ? null : `the LLM command '${report.command}' was not found (not on PATH, or not executable)`;
 }
 
 function providersWithCredentials(credentials: readonly string[]): LlmProvider[] {
@@ -269,6 +308,10 @@ function llmCheck(deps: OperationDeps, status: LlmStatus | undefined): HealthChe
   }
   if (provider === "ollama") {
     return { category, item: "Provider", status: "pass", message: `Provider: ollama, model: ${model} (no API key needed; server ${deps.config.ollamaBaseUrl} not contacted)`, details };
+  }
+  const missingCommand = provider === "cli" ? missingLlmCommand(deps) : null;
+  if (missingCommand !== null) {
+    return { category, item: "Provider", status: "warn", message: `LLM not usable: ${missingCommand}; reflect and validate use the deterministic components`, details };
   }
   const own = LLM_CREDENTIAL_SOURCES[provider];
   const ownFound = credentials.filter((c) => own.includes(c) || c === "config.apiKey" || (provider === "cli" && c === "config.cliCommand"));

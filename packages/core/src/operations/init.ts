@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AppError } from "../errors.js";
 import { defineOperation } from "../operation.js";
 import { defaultConfig } from "../schemas/config.js";
+import { cassAvailableFrom } from "../episodic/availability.js";
 import { applyStarter, findStarter } from "./starters.js";
 
 export const InitInputSchema = z.object({
@@ -89,7 +90,7 @@ export const initOperation = defineOperation({
     return {
       configPath: `${globalDir.replace(/[\\/]+$/, "")}/config.json`,
       ...result,
-      cassAvailable: health.available,
+      cassAvailable: cassAvailableFrom(health),
       starter: applied,
     };
   },

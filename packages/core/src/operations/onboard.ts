@@ -17,7 +17,8 @@ import { defineOperation } from "../operation.js";
 import type { DegradedInfo, EpisodicHealth, HistoryHit, OperationDeps } from "../ports.js";
 import { isActiveBullet, type Bullet } from "../schemas/playbook.js";
 import type { OnboardingState } from "../schemas/records.js";
-import { DegradedSchema } from "./context.js";
+import { DegradedSchema, OlderHistorySchema, type OlderHistory } from "./context.js";
+import { cassAvailableFrom } from "../episodic/availability.js";
 import { GLOBAL_PROCESSED_LOG, normalizeSessionPath } from "./onboard-records.js";
 import { EXAMPLE_RULES, extractionPrompt } from "./onboard-prompt.js";
 import { loadMergedPlaybook, requireNonEmpty, requirePositiveInt } from "./shared.js";
@@ -67,10 +68,12 @@ const RELATED_MIN_COVERAGE = 0.6;
 // Shapes
 
 export const OnboardStatusSchema = z.object({
-  /** Whether the history source can answer (the original's name: it only knew `cass`). */
+  /** Whether the `cass` CLI is installed and runs (the original's field; false without cass even when native readers answer). */
   cassAvailable: z.boolean(),
-  /** Which EpisodicSource answered (`cass`, `native`, `none`, …). */
+  /** Which EpisodicSource answers (`cass`, `native`, `auto`, `none`, …). */
   historySource: z.string(),
+  /** Whether that source can answer (cass or the native session readers). */
+  historyAvailable: z.boolean(),
   totalConversations: z.number(),
   totalMessages: z.number(),
   /** Active rules of the merged playbook. */
@@ -124,6 +127,8 @@ export const OnboardSampleResultSchema = z.object({
   gapAnalysis: PlaybookGapAnalysisSchema.optional(),
   /** Present when the history source could not answer (the sessions are then empty or partial). */
   degraded: z.object({ cass: DegradedSchema.optional() }).optional(),
+  /** No session found inside the window, but older unprocessed sessions exist: how many, and the flag that includes them. */
+  olderSessions: OlderHistorySchema.optional(),
 });
 export type OnboardSampleResult = z.output<typeof OnboardSampleResultSchema>;
 
@@ -262,8 +267,9 @@ async function snapshot(deps: OperationDeps): Promise<OnboardSnapshot> {
   const active = playbook.bullets.filter((b) => isActiveBullet(b));
   const rules = active.length;
   const status: OnboardStatus = {
-    cassAvailable: health.available,
+    cassAvailable: cassAvailableFrom(health),
     historySource: deps.episodic.name,
+    historyAvailable: health.available,
     totalConversations: counts.conversations,
     totalMessages: counts.messages,
     playbookRules: rules,
@@ -272,6 +278,16 @@ async function snapshot(deps: OperationDeps): Promise<OnboardSnapshot> {
     recommendation: recommendationFor(deps.cliName, deps.episodic.name, health, rules),
   };
   return { status, progress: progressOf(state), gapAnalysis: analyzePlaybookGaps(active), health, active, state };
+}
+
+/** The agent whose reader read the session (the source knows it), or null when the source cannot tell. */
+async function describeSession(deps: OperationDeps, sessionPath: string): Promise<string | null> {
+  try {
+    const info = await deps.episodic.describe?.(sessionPath);
+    return info?.agent !== undefined && info.agent !== "" ? info.agent : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A dirname that works on the paths sources report (POSIX or Windows separators). */
@@ -416,6 +432,10 @@ export const onboardSampleOperation = defineOperation({
     // Array.prototype.sort is stable: equal gap scores keep the order the searches found them in.
     if (fillGaps) fresh.sort((a, b) => (b.gapScore ?? 0) - (a.gapScore ?? 0));
     const sessions = fresh.slice(0, limit);
+    const olderSessions =
+      sessions.length === 0 && health.available && degraded === undefined
+        ? await olderUnprocessedSessions(deps, days, done, workspace, agent)
+        : undefined;
     return {
       status,
       progress,
@@ -426,9 +446,56 @@ export const onboardSampleOperation = defineOperation({
       sessionsRemaining: sessions.length,
       ...(fillGaps ? { gapAnalysis } : {}),
       ...(degraded ? { degraded: { cass: degraded } } : {}),
+      ...(olderSessions ? { olderSessions } : {}),
     };
   },
 });
+
+/**
+ * Unprocessed sessions that end before the sampling window: counted when the window held none, so
+ * that "nothing found" can say that older sessions exist and which `--days` includes them.
+ */
+async function olderUnprocessedSessions(
+  deps: OperationDeps,
+  days: number,
+  done: ReadonlySet<string>,
+  workspace: string | undefined,
+  agent: string | undefined,
+): Promise<OlderHistory | undefined> {
+  const filters = { ...(workspace !== undefined ? { workspace } : {}), ...(agent !== undefined ? { agents: [agent] } : {}) };
+  let all;
+  let recent;
+  try {
+    [all, recent] = await Promise.all([deps.episodic.listSessions(filters), deps.episodic.listSessions({ ...filters, days })]);
+  } catch (error) {
+    deps.logger.debug(`Listing older sessions failed: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+  // The source decides what lies inside the window (a session without times counts by its file's age).
+  const inWindow = new Set(recent.map((s) => normalizeSessionPath(s.path)));
+  const now = deps.clock.now().getTime();
+  let count = 0;
+  let oldest = Number.POSITIVE_INFINITY;
+  let undated = false;
+  for (const s of all) {
+    const path = normalizeSessionPath(s.path);
+    if (done.has(path) || inWindow.has(path)) continue;
+    count++;
+    const at = Date.parse(s.endTime ?? s.startTime ?? "");
+    if (Number.isFinite(at)) oldest = Math.min(oldest, at);
+    else undated = true;
+  }
+  if (count === 0) return undefined;
+  // Undated sessions: a year is the widest window the status counts over.
+  const needed = Math.max(days + 1, Number.isFinite(oldest) ? Math.ceil((now - oldest) / 86_400_000) : 0, undated ? Math.max(days + 1, 365) : 0);
+  const flag = `--days ${needed}`;
+  return {
+    sessions: count,
+    days,
+    flag,
+    message: `No unprocessed sessions in the last ${days} days, but ${count} older unprocessed session(s) exist; use ${flag} to include them.`,
+  };
+}
 
 // ---------------------------------------------------------------------------------------------
 // read
@@ -532,7 +599,7 @@ export const onboardReadTemplateOperation = defineOperation({
     return {
       metadata: {
         path: sessionPath,
-        agent: agentFromSessionPath(sessionPath),
+        agent: (await describeSession(deps, sessionPath)) ?? agentFromSessionPath(sessionPath),
         workspace,
         workspaceName: basenameOf(workspace),
         messageCount: content.split("\n").filter((l) => l.trim() !== "").length,

@@ -4,6 +4,7 @@ import { defineOperation, formatZodIssues } from "../operation.js";
 import type { OperationDeps } from "../ports.js";
 import { ConfigSchema } from "../schemas/config.js";
 import { requirePositiveInt } from "./shared.js";
+import { cassAvailableFrom } from "../episodic/availability.js";
 
 /**
  * `cm privacy status|enable|disable|allow|deny` (reference §1.5.20): consent and the agent
@@ -65,7 +66,9 @@ function normalizeAgents(agents: readonly string[]): string[] {
 async function sessionCounts(deps: OperationDeps, days: number): Promise<{ available: boolean; counts: Record<string, number> | null }> {
   let available = false;
   try {
-    available = (await deps.episodic.health()).available;
+    const health = await deps.episodic.health();
+    // An installed cass is asked (its `timeline`) even when its health check fails, as the original did.
+    available = health.available || cassAvailableFrom(health);
   } catch {
     available = false;
   }

@@ -75,16 +75,18 @@ export const undoRunOperation = defineOperation({
     };
     const layers: Layer[] = deps.store.locations.repoDir !== null ? ["global", "repo"] : ["global"];
     for (const layer of layers) {
-      const events = (await deps.store.readJournal(layer)).filter((e) => e.runId === runId);
+      const journal = await deps.store.readJournal(layer);
+      const events = journal.filter((e) => e.runId === runId);
       if (events.length === 0) continue;
       result.layers.push(layer);
+      const later = laterEdits(journal, runId);
       if (dryRun) {
         const current = await deps.store.readPlaybook(layer);
-        if (current !== null) revertEvents(structuredClone(current), events, result, deps.clock.now().toISOString());
+        if (current !== null) revertEvents(structuredClone(current), events, result, deps.clock.now().toISOString(), later);
         continue;
       }
       await mutatePlaybookJournaled(deps, layer, { operation: "undo", source: runId, reason: `Revert reflection run ${runId}` }, (playbook) => {
-        revertEvents(playbook, events, result, deps.clock.now().toISOString());
+        revertEvents(playbook, events, result, deps.clock.now().toISOString(), later);
       });
     }
     const touched = [...result.removed, ...result.restored];
@@ -117,14 +119,65 @@ async function findRun(deps: OperationDeps, runId: string): Promise<{ run?: Refl
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
+/**
+ * Per bullet the run touched, the operations recorded on it later by anything else (feedback,
+ * edits, pins, …), in journal order.
+ */
+function laterEdits(journal: readonly JournalEvent[], runId: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const touched = new Set<string>();
+  for (const event of journal) {
+    if (event.runId === runId) {
+      touched.add(event.bulletId);
+      continue;
+    }
+    if (!touched.has(event.bulletId)) continue;
+    const list = out.get(event.bulletId) ?? [];
+    list.push(event.operation === event.change ? event.operation : `${event.operation} (${event.change})`);
+    out.set(event.bulletId, list);
+  }
+  return out;
+}
+
+/** The tracked fields of a rule the run created that differ now from what the run wrote. */
+function changedSinceCreated(record: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const changed: string[] = [];
+  for (const [field, value] of Object.entries(after)) {
+    if (field === "updatedAt" || field === "feedback") continue;
+    if (!same(record[field], value)) changed.push(field);
+  }
+  const feedback = Array.isArray(record["feedbackEvents"]) ? record["feedbackEvents"].length : 0;
+  const feedbackThen = Array.isArray(after["feedbackEvents"]) ? after["feedbackEvents"].length : 0;
+  if (feedback > feedbackThen && !changed.includes("feedbackEvents")) changed.push("feedbackEvents");
+  return changed;
+}
+
 /** Applies the inverse of the run's events to `playbook` in place, newest event first. */
-function revertEvents(playbook: Playbook, events: readonly JournalEvent[], result: UndoRunResult, nowIso: string): void {
+function revertEvents(
+  playbook: Playbook,
+  events: readonly JournalEvent[],
+  result: UndoRunResult,
+  nowIso: string,
+  later: ReadonlyMap<string, readonly string[]> = new Map(),
+): void {
   const removed = new Set<string>();
   const restored = new Set<string>();
   for (const event of [...events].reverse()) {
     const index = playbook.bullets.findIndex((b) => b.id === event.bulletId);
     if (index < 0) continue; // deleted since: nothing left to revert
     if (event.change === "created") {
+      // A rule changed after the run (marked helpful, edited, pinned, …) is kept: the later edit
+      // wins, and the conflict says so.
+      const since = later.get(event.bulletId) ?? [];
+      const fields = changedSinceCreated(playbook.bullets[index] as Record<string, unknown>, event.after ?? {});
+      if (since.length > 0 || fields.length > 0) {
+        result.conflicts.push({
+          bulletId: event.bulletId,
+          field: fields.length > 0 ? fields.join(",") : "bullet",
+          reason: `created by the run but changed after it${since.length > 0 ? ` (${[...new Set(since)].join(", ")})` : ""}; the rule was kept`,
+        });
+        continue;
+      }
       playbook.bullets.splice(index, 1);
       removed.add(event.bulletId);
       restored.delete(event.bulletId);

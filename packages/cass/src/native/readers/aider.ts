@@ -133,9 +133,18 @@ export function createAiderReader(): CachedWalkReader {
         block = [];
       };
 
+      // Any file can be handed to the readers (`cm onboard read <file>`): a file not named like
+      // Aider's history is taken as one only when it starts like one (`# aider chat started at`);
+      // JSON, JSONL and other text are left to the readers that know them.
+      const named = path.basename(ref.path) === FILE_NAME;
+      let sawText = false;
       for await (const { text, lineNumber } of readLines(ref.path)) {
         // A NUL byte means this is not a Markdown history.
         if (text.includes("\u0000")) return [];
+        if (!sawText && text.trim() !== "") {
+          sawText = true;
+          if (!named && !SESSION_HEADER.test(text.trim())) return [];
+        }
         const header = SESSION_HEADER.exec(text);
         if (header !== null) {
           flush();

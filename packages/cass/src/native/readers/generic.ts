@@ -54,13 +54,46 @@ interface State {
   externalId: string | null;
   workspace: string | null;
   title: string | null;
+  /** The agent the file names (`agent`, `agentSlug`, `agent_slug`), as a slug. */
+  agent: string | null;
 }
 
 function newState(): State {
-  return { builder: new ConversationBuilder(), externalId: null, workspace: null, title: null };
+  return { builder: new ConversationBuilder(), externalId: null, workspace: null, title: null, agent: null };
+}
+
+const AGENT_ALIASES: Record<string, string> = {
+  claude: "claude_code",
+  claudecode: "claude_code",
+  claude_code_cli: "claude_code",
+  codex_cli: "codex",
+  gemini_cli: "gemini",
+  copilot_cli: "copilot",
+  github_copilot: "copilot",
+  pi: "pi_agent",
+  roo_cline: "cline",
+  roo_code: "cline",
+};
+
+/**
+ * An agent name a transcript gives itself, as a slug (`Claude-Code` → `claude_code`), or null when
+ * it is not a plausible name (blank, too long, or made of something other than a name's characters).
+ */
+export function agentSlugFrom(value: unknown): string | null {
+  const raw = nonEmpty(value);
+  if (raw === null || raw.length > 64) return null;
+  const slug = raw
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, "_");
+  if (!/^[a-z0-9][a-z0-9_.]*$/.test(slug)) return null;
+  // A role word is not an agent name ("agent": "assistant" in some exports).
+  if (ROLE_ALIASES[slug] !== undefined) return null;
+  return AGENT_ALIASES[slug] ?? slug;
 }
 
 function consumeRecord(state: State, record: JsonObject, lineNumber: number): void {
+  state.agent ??= agentSlugFrom(record["agentSlug"]) ?? agentSlugFrom(record["agent_slug"]) ?? agentSlugFrom(record["agent"]);
   state.externalId ??= nonEmpty(record["sessionId"]) ?? nonEmpty(record["session_id"]) ?? nonEmpty(record["sessionID"]) ?? nonEmpty(record["conversation_id"]);
   state.workspace ??= nonEmpty(record["workspace"]) ?? nonEmpty(record["cwd"]) ?? nonEmpty(record["directory"]);
   state.title ??= nonEmpty(record["title"]);
@@ -179,6 +212,13 @@ export function createGenericReader(): SessionReader {
         }
       } else if (lower.endsWith(".json")) {
         const doc = await readJsonDocument(ref.path);
+        if (doc === undefined) {
+          // Not one JSON document: a JSONL transcript saved as `.json` is read line by line.
+          for await (const { value, lineNumber } of readJsonl(ref.path)) {
+            if (state.builder.full) break;
+            consumeRecord(state, value, lineNumber);
+          }
+        }
         const records = Array.isArray(doc) ? doc : isObject(doc) ? [doc] : [];
         for (const record of records) {
           if (state.builder.full) break;
@@ -194,7 +234,8 @@ export function createGenericReader(): SessionReader {
         title: state.title,
         workspace: state.workspace,
       });
-      return conversation === null ? [] : [conversation];
+      if (conversation === null) return [];
+      return [state.agent !== null ? { ...conversation, agent: state.agent } : conversation];
     },
   };
 }
