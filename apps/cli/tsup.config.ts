@@ -51,8 +51,24 @@ const lazyChildProcess: NonNullable<Options["esbuildPlugins"]>[number] = {
 };
 
 /** Externals of every CLI bundle: loaded on demand from their own bundles or packages. */
-const cliExternal = ["@cass-memory/llm", "@cass-memory/mcp", "better-sqlite3", "@toon-format/toon"];
+// pg (the PostgreSQL client, used only by storage.backend "postgres") stays a package of its own.
+const cliExternal = ["@cass-memory/llm", "@cass-memory/mcp", "better-sqlite3", "@toon-format/toon", "pg"];
 const version = { __CM_VERSION__: JSON.stringify(pkg.version) };
+
+/**
+ * Rewrites a bundle as ASCII: the few non-ASCII characters esbuild leaves (in comments and regular
+ * expression literals) become \uXXXX escapes, which mean the same there. Node then reads the file
+ * as a one-byte string, and V8 takes half the time to read it and check its code cache.
+ */
+function asciiOnly(file: string): void {
+  const text = readFileSync(file, "utf8");
+  const ascii = text.replace(/(\\?)([^\x00-\x7f])/g, (_, backslash: string, c: string) => {
+    // `\’` (an identity escape) would become `\\u2019`: refuse rather than change its meaning.
+    if (backslash !== "") throw new Error(`${file}: a non-ASCII character after a backslash (${JSON.stringify(c)})`);
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  });
+  if (ascii !== text) writeFileSync(file, ascii);
+}
 
 /** Renders the root help with the real program (cm-main.cjs) for both program names, non-TTY (80 columns). */
 function renderHelp(): void {
@@ -79,7 +95,10 @@ export default defineConfig([
     esbuildPlugins: [lazyChildProcess],
     // Keep `node:` specifiers, so that node:child_process reaches the plugin above.
     removeNodeProtocol: false,
-    onSuccess: async () => renderHelp(),
+    onSuccess: async () => {
+      asciiOnly("dist/cm-main.cjs");
+      renderHelp();
+    },
   },
   // `cm context` and `cm mark` alone (the loader picks them from the command line).
   // Core is taken from its sources here (not its dist chunks), so that esbuild keeps only the
@@ -90,6 +109,10 @@ export default defineConfig([
     esbuildPlugins: [lazyChildProcess],
     // Keep `node:` specifiers, so that node:child_process reaches the plugin above.
     removeNodeProtocol: false,
+    onSuccess: async () => {
+      asciiOnly("dist/cm-context.cjs");
+      asciiOnly("dist/cm-mark.cjs");
+    },
     esbuildOptions(options) {
       options.alias = { ...options.alias, "@cass-memory/core": fileURLToPath(new URL("../../packages/core/src/index.ts", import.meta.url)) };
     },
@@ -100,7 +123,7 @@ export default defineConfig([
   cjsBundle({ "cm-toon": "src/toon-entry.ts" }),
   // The MCP server (`cm serve`): the MCP SDK and its dependencies, loaded only by that command.
   // The SQLite store is not bundled here either: `cm serve` passes cm-main's loader to the server.
-  cjsBundle({ "cm-serve": "src/serve.ts" }, { external: ["@cass-memory/llm", "@cass-memory/store-sqlite", "better-sqlite3"] }),
+  cjsBundle({ "cm-serve": "src/serve.ts" }, { external: ["@cass-memory/llm", "@cass-memory/store-sqlite", "better-sqlite3", "pg"] }),
   {
     entry: { cm: "src/bin.ts", "cm-mcp": "src/mcp-bin.ts" },
     format: ["esm"],

@@ -13,10 +13,10 @@
  * docs/benchmarks.md). Any problem with the cache only costs speed: the bundle then compiles
  * normally and the cache is rewritten.
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { createRequire, Module } from "node:module";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Script, constants as vmConstants } from "node:vm";
 import { resolveCliName } from "./cli-name.js";
@@ -82,7 +82,7 @@ function loadCached(file: string | null): Buffer | undefined {
   }
 }
 
-function saveCache(file: string, script: Script): void {
+function saveCache(file: string, bundle: string, script: Script): void {
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     const tmp = `${file}.${process.pid}.tmp`;
@@ -90,6 +90,23 @@ function saveCache(file: string, script: Script): void {
     renameSync(tmp, file);
   } catch {
     // A read-only or full disk only means the next run compiles again.
+    return;
+  }
+  pruneCaches(file, bundle);
+}
+
+/** Removes this bundle's caches of other builds not used for a day (each upgrade leaves one behind). */
+function pruneCaches(file: string, bundle: string): void {
+  try {
+    const dir = dirname(file);
+    const dayAgo = Date.now() - 86_400_000;
+    for (const name of readdirSync(dir)) {
+      if (name === basename(file) || !name.startsWith(`${bundle}-`) || !name.endsWith(".v8cache")) continue;
+      const path = join(dir, name);
+      if (statSync(path).atimeMs < dayAgo && statSync(path).mtimeMs < dayAgo) unlinkSync(path);
+    }
+  } catch {
+    // Pruning is housekeeping only.
   }
 }
 
@@ -106,7 +123,7 @@ function runBundle(bundle: string): void {
   });
   if (file !== null && (cachedData === undefined || script.cachedDataRejected)) {
     // Written on exit, so the functions compiled during this run are in the cache too.
-    process.once("exit", () => saveCache(file, script));
+    process.once("exit", () => saveCache(file, bundle, script));
   }
   const mod = { exports: {} as unknown };
   const run = script.runInThisContext() as (

@@ -136,3 +136,14 @@ describe("context and mark from their own bundles", () => {
     expect(JSON.parse(got.stdout).data.bullet.harmfulCount).toBe(1);
   });
 });
+
+describe("the bundles the loader runs", () => {
+  it("are ASCII-only (read as one-byte strings) and each exists next to the loader", () => {
+    for (const bundle of ["cm-main.cjs", "cm-context.cjs", "cm-mark.cjs"]) {
+      const text = readFileSync(join(CLI_DIR, "dist", bundle), "utf8");
+      expect(text.length).toBeGreaterThan(1000);
+      const first = text.search(/[^\x00-\x7f]/);
+      expect({ bundle, nonAscii: first === -1 ? null : text.slice(Math.max(0, first - 40), first + 10) }).toEqual({ bundle, nonAscii: null });
+    }
+  });
+});
