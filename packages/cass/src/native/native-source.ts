@@ -547,31 +547,33 @@ export function createNativeSource(options: NativeSourceOptions): NativeEpisodic
       // directly (the index directory would otherwise create the data directory on a fresh machine).
       if (options.indexDir !== null && !existsSync(join(resolve(options.indexDir), MANIFEST_NAME))) {
         counted = await countDirectly(found, deadline);
-      } else try {
-        const snap = await store.refresh(found, deadline);
-        walkCache.flush();
-        const agents: Record<string, number> = {};
-        const bad: Array<{ path: string; agent: string }> = [];
-        let sessions = 0;
-        for (const ls of snap.segments) {
-          ls.segment.files.forEach((f, i) => {
-            if (ls.masked[i]) return;
-            if (f.convEnd <= f.convStart) {
-              bad.push({ path: f.path, agent: f.agent });
-              return;
-            }
-            for (let c = f.convStart; c < f.convEnd; c++) {
-              const agent = ls.segment.convs[c]!.agent;
-              agents[agent] = (agents[agent] ?? 0) + 1;
-              sessions++;
-            }
-          });
+      } else {
+        try {
+          const snap = await store.refresh(found, deadline);
+          walkCache.flush();
+          const agents: Record<string, number> = {};
+          const bad: Array<{ path: string; agent: string }> = [];
+          let sessions = 0;
+          for (const ls of snap.segments) {
+            ls.segment.files.forEach((f, i) => {
+              if (ls.masked[i]) return;
+              if (f.convEnd <= f.convStart) {
+                bad.push({ path: f.path, agent: f.agent });
+                return;
+              }
+              for (let c = f.convStart; c < f.convEnd; c++) {
+                const agent = ls.segment.convs[c]!.agent;
+                agents[agent] = (agents[agent] ?? 0) + 1;
+                sessions++;
+              }
+            });
+          }
+          counted = { sessions, agents, bad, pending: snap.pending };
+        } catch (error) {
+          logger.debug(`Could not read the session files for the health check: ${message(error)}`);
+        } finally {
+          store.releaseAll();
         }
-        counted = { sessions, agents, bad, pending: snap.pending };
-      } catch (error) {
-        logger.debug(`Could not read the session files for the health check: ${message(error)}`);
-      } finally {
-        store.releaseAll();
       }
       if (counted === null) {
         // The index cannot be built: report what discovery found, unverified.

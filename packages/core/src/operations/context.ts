@@ -251,6 +251,8 @@ async function lookupContextParsed(
 
 /** Hits looked at when counting the sessions that match outside the lookback window. */
 const OLDER_HISTORY_PROBE = 100;
+/** The second search (only made when the window held nothing) gets less time than the first. */
+const OLDER_HISTORY_TIMEOUT_MS = 4_000;
 
 /**
  * When a window held no history: the sessions whose history matches `query` at any age, counted
@@ -268,7 +270,7 @@ export async function findOlderHistory(
     const older = await deps.episodic.search(query, {
       limit: OLDER_HISTORY_PROBE,
       ...(workspace !== undefined ? { workspace } : {}),
-      timeoutMs: CONTEXT_HISTORY_TIMEOUT_MS,
+      timeoutMs: OLDER_HISTORY_TIMEOUT_MS,
     });
     hits = older.hits;
   } catch (error) {
@@ -280,8 +282,10 @@ export async function findOlderHistory(
   let oldest = Number.POSITIVE_INFINITY;
   for (const hit of hits) {
     sessions.add(hit.source_path);
-    const at = typeof hit.created_at === "number" ? hit.created_at : typeof hit.created_at === "string" ? Date.parse(hit.created_at) : Number.NaN;
-    if (Number.isFinite(at)) oldest = Math.min(oldest, at);
+    let at = typeof hit.created_at === "number" ? hit.created_at : typeof hit.created_at === "string" ? Date.parse(hit.created_at) : Number.NaN;
+    // Some cass builds report seconds.
+    if (Number.isFinite(at) && at > 0 && at < 1e11) at *= 1000;
+    if (Number.isFinite(at) && at > 0) oldest = Math.min(oldest, at);
   }
   if (sessions.size === 0) return undefined;
   // Hits without a time: a year is the widest window offered.
