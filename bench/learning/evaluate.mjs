@@ -63,8 +63,9 @@ export function matchRules(rules, lessons) {
   return matches;
 }
 
-export function loadExpected() {
-  return JSON.parse(readFileSync(join(HERE, "expected.json"), "utf8"));
+/** `expected.json` (the tuning set) or `expected-holdout.json` (the held-out set). */
+export function loadExpected(file = "expected.json") {
+  return JSON.parse(readFileSync(join(HERE, file), "utf8"));
 }
 
 /**
@@ -89,9 +90,9 @@ const PLACEHOLDER = /^(?:session:|coding session$)/i;
  * Runs `components` (diaryWriter + reflector) over every session and scores the proposed add
  * deltas against the expected lessons. `prepare(session)` may adjust the transcript (sanitising).
  */
-export async function evaluate({ core, cass, components, sanitize = (t) => t }) {
+export async function evaluate({ core, cass, components, sanitize = (t) => t, set = "expected.json" }) {
   const componentsFor = typeof components === "function" ? components : () => components;
-  const expected = loadExpected();
+  const expected = loadExpected(set);
   const perSession = [];
   let proposed = 0;
   let matchedRules = 0;

@@ -113,6 +113,7 @@ function llmComponents() {
 
 const deterministic = await evaluate({ core, cass, components: core.createDeterministicComponents(), sanitize });
 const viaLlm = await evaluate({ core, cass, components: llmComponents(), sanitize });
+const heldOut = await evaluate({ core, cass, components: core.createDeterministicComponents(), sanitize, set: "expected-holdout.json" });
 
 function show(name, r) {
   if (!verbose) return;
@@ -125,6 +126,7 @@ function show(name, r) {
 }
 show("deterministic", deterministic);
 show("llm (recorded fake model)", viaLlm);
+show("deterministic, held-out set", heldOut);
 
 const pct = (x) => `${(x * 100).toFixed(0)} %`;
 const fallbackSessions = viaLlm.perSession.filter((s) => s.fallbacks.length > 0).length;
@@ -135,8 +137,9 @@ const table = [
   "",
   "| Mode | Rules proposed | Lessons matched | Precision | Recall | F1 | Diary outcome right | Placeholder diary fields | Notes |",
   "|---|---:|---:|---:|---:|---:|---:|---:|---|",
-  row("deterministic", deterministic, "offline diary writer + reflector"),
+  row("deterministic", deterministic, "offline diary writer + reflector; tuned on this set"),
   row("llm (recorded fake model)", viaLlm, `hand-written replies; ${fallbackSessions} session fell back to deterministic (malformed reply)`),
+  row("deterministic, held-out set", heldOut, `${heldOut.sessions} sessions written after tuning (corpus-holdout.mjs)`),
 ].join("\n");
 console.log(table);
 if (process.env.BENCH_NO_DOC !== "1") updateBenchmarkDoc("learning", "Learning quality", table);

@@ -343,6 +343,14 @@ describe("deterministic diary writer", () => {
     ).toBe("failure");
     // Progress and an open problem: mixed.
     expect(draftDiary({ text: session(["🤖 Assistant", "Requests are 5x faster. The leak is still there."], ["👤 User", "good progress, let's continue next week"]) }).status).toBe("mixed");
+    // A message holding only tool output is not an exchange: the report before it still counts.
+    expect(
+      draftDiary({ text: session(["🤖 Assistant", "The upgrade is done and the tests pass."], ["🤖 Assistant", "[tool result] ok"], ["🤖 Assistant", "The reindex script still fails."], ["👤 User", "fine, I'll ask them"]) }).status,
+    ).toBe("mixed");
+    // The end says neither: the crash described at the start was the task, not the outcome.
+    expect(draftDiary({ text: session(["👤 User", "The app crashes with TypeError on the first request."], ["🤖 Assistant", "I added validation at startup."], ["🔧 Tool", "[tool result] listening on :3000"]) }).status).toBe("success");
+    // ... unless the last tool run failed.
+    expect(draftDiary({ text: session(["👤 User", "Make the build pass."], ["🤖 Assistant", "I changed the import."], ["🔧 Tool", "[tool result] error TS2307: Cannot find module 'x'"]) }).status).toBe("failure");
   });
 
   it("judges the status from failure and success words", () => {

@@ -154,8 +154,10 @@ function signals(sentence: string): { unresolved: boolean; resolved: boolean } {
  * mixed; resolved → success. When the end says neither, the whole text decides (`sessionStatus`).
  */
 export function sessionOutcome(messages: readonly TranscriptMessage[], fallbackText: string): DiaryDraft["status"] {
-  const talking = messages.filter((m) => m.role === "user" || m.role === "assistant" || m.role === "unknown");
-  const tail = talking.slice(-OUTCOME_TAIL_MESSAGES);
+  // Exchanges are messages with words in them: a message holding only tool traffic or code is not one.
+  const talking = messages.filter((m) => (m.role === "user" || m.role === "assistant" || m.role === "unknown") && proseLines(m).some((l) => l.trim() !== ""));
+  // The opening request states the task ("make the build pass"), not the outcome.
+  const tail = (talking.length > 1 && talking[0]!.role === "user" ? talking.slice(1) : talking).slice(-OUTCOME_TAIL_MESSAGES);
   let unresolved = false;
   let resolved = false;
   for (const message of tail) {
@@ -167,18 +169,18 @@ export function sessionOutcome(messages: readonly TranscriptMessage[], fallbackT
       }
     }
   }
-  if (!unresolved) {
-    // The last tool output after the last words (a green test run, a successful build).
-    const lastTool = [...messages].reverse().find((m) => m.lines.some((l) => l.tool));
-    if (lastTool !== undefined) {
-      const out = lastTool.lines.filter((l) => l.tool).map((l) => l.text).join("\n");
-      if (SUCCESS_PATTERN.test(out) && !FAILURE_PATTERN.test(out.replace(/\b0 (?:failed|errors?)\b|\bno (?:errors?|failures?)\b/gi, ""))) resolved = true;
-    }
-  }
+  // The last tool output (a green test run, a successful build, or a failing one).
+  const lastTool = [...messages].reverse().find((m) => m.lines.some((l) => l.tool));
+  const out = lastTool === undefined ? "" : lastTool.lines.filter((l) => l.tool).map((l) => l.text).join("\n");
+  const toolFailed = FAILURE_PATTERN.test(out.replace(/\b0 (?:failed|errors?)\b|\bno (?:errors?|failures?)\b/gi, ""));
+  if (!unresolved && SUCCESS_PATTERN.test(out) && !toolFailed) resolved = true;
   if (unresolved && resolved) return "mixed";
   if (unresolved) return "failure";
   if (resolved) return "success";
-  return sessionStatus(fallbackText);
+  // The end says neither: problems described earlier were the task, not the outcome. Only a
+  // failing last tool run, or a transcript without exchanges, is judged on its words.
+  if (toolFailed) return "failure";
+  return talking.length === 0 ? sessionStatus(fallbackText) : "success";
 }
 
 // ---------------------------------------------------------------------------------------------
