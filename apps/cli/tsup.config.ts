@@ -9,8 +9,8 @@ const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), 
 //  - dist/cm-main.cjs: the whole CLI bundled into one CommonJS file (no module resolution through
 //    pnpm's symlinks at start-up; CommonJS so that a vm.Script can reuse V8's code cache), except
 //    the LLM layer;
-//  - dist/cm-context.cjs, dist/cm-mark.cjs: the same CLI with only `context` or `mark` (the hot
-//    commands of an agent), so that they load a fraction of the code;
+//  - dist/cm-context.cjs, dist/cm-mark.cjs, dist/cm-hook.cjs: the same CLI with only `context`,
+//    `mark` or `hook` (the hot commands of an agent), so that they load a fraction of the code;
 //  - dist/cm-help.json: the root `--help` as commander prints it (generated from cm-main.cjs after
 //    its build), printed by the loader without loading any bundle;
 //  - dist/cm-serve.cjs: the MCP server started by `cm serve`;
@@ -100,11 +100,11 @@ export default defineConfig([
       renderHelp();
     },
   },
-  // `cm context` and `cm mark` alone (the loader picks them from the command line).
+  // `cm context`, `cm mark` and `cm hook` alone (the loader picks them from the command line).
   // Core is taken from its sources here (not its dist chunks), so that esbuild keeps only the
   // modules these two commands reach (core has no side effects on import: "sideEffects": false).
   {
-    ...cjsBundle({ "cm-context": "src/cm-context.ts", "cm-mark": "src/cm-mark.ts" }, { external: cliExternal }),
+    ...cjsBundle({ "cm-context": "src/cm-context.ts", "cm-mark": "src/cm-mark.ts", "cm-hook": "src/cm-hook.ts" }, { external: cliExternal }),
     define: version,
     esbuildPlugins: [lazyChildProcess],
     // Keep `node:` specifiers, so that node:child_process reaches the plugin above.
@@ -112,6 +112,7 @@ export default defineConfig([
     onSuccess: async () => {
       asciiOnly("dist/cm-context.cjs");
       asciiOnly("dist/cm-mark.cjs");
+      asciiOnly("dist/cm-hook.cjs");
     },
     esbuildOptions(options) {
       options.alias = { ...options.alias, "@cass-memory/core": fileURLToPath(new URL("../../packages/core/src/index.ts", import.meta.url)) };

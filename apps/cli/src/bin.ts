@@ -5,8 +5,9 @@
  * - `cm --help`, `-h` and `help` print the root help rendered at build time by the real commander
  *   program (dist/cm-help.json; a test compares the two), when stdout is not a terminal (commander
  *   then wraps at 80 columns) and the program name is `cm` or `cass-memory`.
- * - `cm context …` / `cm ctx …` and `cm mark …` run a bundle holding only that command
- *   (cm-context.cjs, cm-mark.cjs); every other command line runs the whole CLI (cm-main.cjs).
+ * - `cm context …` / `cm ctx …`, `cm mark …` and `cm hook …` run a bundle holding only that
+ *   command (cm-context.cjs, cm-mark.cjs, cm-hook.cjs); every other command line runs the whole
+ *   CLI (cm-main.cjs).
  *
  * Each bundle runs through a vm.Script with V8's compiled code kept in a per-user cache, so a run
  * skips most of the parsing and compiling (Node 20 has no built-in compile cache; see
@@ -30,7 +31,7 @@ const ROOT_SWITCHES = new Set(["--no-color", "--no-emoji", "--verbose"]);
 const ANYWHERE = new Set(["--info", "--examples", "--help", "-h", "--version", "-V"]);
 
 /** Which bundle runs this command line: a per-command one for the hot commands, else the whole CLI. */
-function bundleFor(args: readonly string[]): "cm-context" | "cm-mark" | "cm-main" {
+function bundleFor(args: readonly string[]): "cm-context" | "cm-mark" | "cm-hook" | "cm-main" {
   let command: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
@@ -44,6 +45,7 @@ function bundleFor(args: readonly string[]): "cm-context" | "cm-mark" | "cm-main
   }
   if (command === "context" || command === "ctx") return "cm-context";
   if (command === "mark") return "cm-mark";
+  if (command === "hook") return "cm-hook";
   return "cm-main";
 }
 

@@ -26,11 +26,11 @@ interface Run {
 }
 
 /** Runs a file of dist/ with node, in a clean environment (stdout is a pipe: not a terminal). */
-function runNode(file: string, args: string[], env: Record<string, string> = {}): Run {
+function runNode(file: string, args: string[], env: Record<string, string> = {}, input = ""): Run {
   const r = spawnSync(process.execPath, [file, ...args], {
     cwd: home,
     env: { PATH: process.env.PATH ?? "", HOME: home, NO_COLOR: "1", CASS_MEMORY_LLM: "none", CASS_PATH: join(home, "no-cass"), ...env },
-    input: "",
+    input,
     encoding: "utf8",
     timeout: 60_000,
   });
@@ -104,7 +104,7 @@ describe("cm --help rendered at build time", () => {
   });
 });
 
-describe("context and mark from their own bundles", () => {
+describe("context, mark and hook from their own bundles", () => {
   it("print what the whole CLI prints: results, help, usage errors and error envelopes", () => {
     const [one, two] = seedPlaybook();
     const task = "fix the failing test before changing code";
@@ -135,11 +135,31 @@ describe("context and mark from their own bundles", () => {
     const got = runNode(MAIN, ["playbook", "get", two, "--json"]);
     expect(JSON.parse(got.stdout).data.bullet.harmfulCount).toBe(1);
   });
+
+  it("hook: the prompt hook and the shell guard answer as the whole CLI does", () => {
+    seedPlaybook();
+    const base = { session_id: "s1", transcript_path: join(home, "t.jsonl"), cwd: home };
+    const prompt = JSON.stringify({ ...base, hook_event_name: "UserPromptSubmit", prompt: "fix the failing test before changing code" });
+    const guard = JSON.stringify({ ...base, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "npm test" } });
+    for (const [args, input] of [
+      [["hook", "claude-code", "user-prompt-submit"], prompt],
+      [["hook", "claude-code", "pre-tool-use"], guard],
+      [["hook", "--help"], ""],
+      [["hook", "nope-client", "x"], ""],
+    ] as const) {
+      const whole = runNode(MAIN, [...args], {}, input);
+      const alone = runNode(BIN, [...args], {}, input);
+      expect({ args, ...alone }).toEqual({ args, ...whole });
+    }
+    const answered = runNode(BIN, ["hook", "claude-code", "user-prompt-submit"], {}, prompt);
+    expect(answered.code).toBe(0);
+    expect(answered.stdout).toContain("Run the failing test alone");
+  });
 });
 
 describe("the bundles the loader runs", () => {
   it("are ASCII-only (read as one-byte strings) and each exists next to the loader", () => {
-    for (const bundle of ["cm-main.cjs", "cm-context.cjs", "cm-mark.cjs"]) {
+    for (const bundle of ["cm-main.cjs", "cm-context.cjs", "cm-mark.cjs", "cm-hook.cjs"]) {
       const text = readFileSync(join(CLI_DIR, "dist", bundle), "utf8");
       expect(text.length).toBeGreaterThan(1000);
       const first = text.search(/[^\x00-\x7f]/);
