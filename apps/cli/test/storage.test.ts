@@ -262,7 +262,7 @@ describe("cm storage migrate", () => {
     const noop = ok(["storage", "migrate", "--to", "yaml"]);
     expect(noop).toMatchObject({ status: "unchanged", from: "yaml", to: "yaml", layers: [] });
     expect(run(["storage", "migrate", "--to", "yaml"]).stdout).toMatch(/Already using yaml; nothing to migrate/);
-    const bad = run(["storage", "migrate", "--to", "postgres", "--json"]);
+    const bad = run(["storage", "migrate", "--to", "mongodb", "--json"]);
     expect(bad.code).toBe(2);
     expect(bad.json().error).toMatchObject({ code: "INVALID_INPUT" });
     const missing = run(["storage", "migrate", "--json"]);

@@ -123,7 +123,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   // An unreadable config.json: the backend comes from the data present (unless the environment
   // names one), and writes are refused below.
   if (unreadable !== null && storageFromEnv(env).storage === null) {
-    const detected = backendFromData(storeDirsOf(config, globalDir, repoDir));
+    const detected = backendFromData(storeDirsOf(config, globalDir, repoDir, env));
     if (detected !== config.storage.backend) warnings.push(`Using the ${detected} store found in ${globalDir} while ${unreadable.path} cannot be read.`);
     config.storage.backend = detected;
   }
@@ -131,7 +131,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   for (const warning of warnings) logger.warn(warning);
 
   // The store of `storage.backend` (YAML by default); the SQLite module is loaded only for sqlite.
-  const storeDirs = storeDirsOf(config, globalDir, repoDir);
+  const storeDirs = storeDirsOf(config, globalDir, repoDir, env);
   const opened = await openStore(config.storage.backend, storeDirs, {
     logger,
     ...(options.loadSqliteStore !== undefined ? { loadSqlite: options.loadSqliteStore } : {}),

@@ -117,14 +117,14 @@ describe("storage configuration", () => {
   it("rejects an unknown CASS_MEMORY_STORAGE with CONFIG_INVALID and a hint (a tolerant load reports it)", () => {
     let caught: unknown;
     try {
-      loadConfig({ globalDir, repoRoot: null, env: { HOME: home, CASS_MEMORY_STORAGE: "postgres" } });
+      loadConfig({ globalDir, repoRoot: null, env: { HOME: home, CASS_MEMORY_STORAGE: "mongodb" } });
     } catch (error) {
       caught = error;
     }
     expect(isAppError(caught)).toBe(true);
     expect(caught).toMatchObject({ code: "CONFIG_INVALID", hint: expect.stringContaining("CASS_MEMORY_STORAGE=sqlite") });
     writeConfig({ storage: { backend: "sqlite" } });
-    const tolerant = loadConfig({ globalDir, repoRoot: null, env: { HOME: home, CASS_MEMORY_STORAGE: "postgres" }, tolerateInvalid: true });
+    const tolerant = loadConfig({ globalDir, repoRoot: null, env: { HOME: home, CASS_MEMORY_STORAGE: "mongodb" }, tolerateInvalid: true });
     expect(tolerant.config.storage.backend).toBe("sqlite");
     expect(tolerant.problems.join("\n")).toContain("CASS_MEMORY_STORAGE");
   });

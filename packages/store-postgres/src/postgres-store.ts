@@ -128,6 +128,16 @@ export interface PostgresStore extends Store {
   changeCounter(layer: Layer): Promise<number>;
   /** Checks that the server answers (connects, runs the migrations); throws NETWORK_ERROR when it cannot. */
   ping(): Promise<void>;
+  /** True when the space holds any row (a playbook, bullets, journal, logs, …). */
+  spaceHoldsData(space: string): Promise<boolean>;
+  /**
+   * Renames the rows of each `from` space to its `to` space in one transaction (a staged migration
+   * becomes live at once, or not at all). A `to` space that holds data is refused (CONFIG_INVALID);
+   * the new space's revision and change counter continue above both, so memoized readers re-read.
+   */
+  renameSpaces(moves: ReadonlyArray<{ from: string; to: string }>): Promise<void>;
+  /** Removes every row of the space (a discarded staging area). */
+  dropSpace(space: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -730,8 +740,58 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     return db.read(async (sql) => Number((await sql.query("SELECT changes FROM cm_spaces WHERE space = $1", [space])).rows[0]?.changes ?? 0));
   }
 
+  const DATA_TABLES = ["cm_layer_files", "cm_bullets", "cm_journal", "cm_blocked", "cm_logs", "cm_processed_log", "cm_diaries", "cm_documents", "cm_cost_entries"];
+
+  async function holdsData(sql: Sql, space: string): Promise<boolean> {
+    const head = (await sql.query("SELECT playbook IS NOT NULL AS has FROM cm_spaces WHERE space = $1", [space])).rows[0] as { has: boolean } | undefined;
+    if (head?.has) return true;
+    for (const table of DATA_TABLES) {
+      if ((await sql.query(`SELECT 1 FROM ${table} WHERE space = $1 LIMIT 1`, [space])).rows.length > 0) return true;
+    }
+    return false;
+  }
+
+  async function renameSpaces(moves: ReadonlyArray<{ from: string; to: string }>): Promise<void> {
+    if (moves.length === 0) return;
+    const first = moves[0] as { from: string; to: string };
+    await db.write(first.to, async (sql) => {
+      // Lock every row involved, in one order, so two renames cannot deadlock.
+      const spaces = [...new Set(moves.flatMap((m) => [m.from, m.to]))].sort();
+      for (const space of spaces) await sql.query("INSERT INTO cm_spaces (space) VALUES ($1) ON CONFLICT (space) DO NOTHING", [space]);
+      await sql.query("SELECT 1 FROM cm_spaces WHERE space = ANY($1::text[]) ORDER BY space FOR UPDATE", [spaces]);
+      for (const move of moves) {
+        if (await holdsData(sql, move.to)) {
+          throw new AppError("CONFIG_INVALID", `The database ${db.where} already holds data for ${move.to}; nothing was changed.`, {
+            hint: "Another machine moved its memory into this database first: use it as it is (storage.backend \"postgres\") and bring rules over with 'cm playbook export' / 'cm playbook import'.",
+            details: { database: db.where, space: move.to },
+          });
+        }
+        const counters = (await sql.query("SELECT coalesce(max(revision), 0) AS r, coalesce(max(changes), 0) AS c FROM cm_spaces WHERE space = ANY($1::text[])", [[move.from, move.to]])).rows[0] as {
+          r: number;
+          c: number;
+        };
+        await sql.query("DELETE FROM cm_spaces WHERE space = $1", [move.to]);
+        await sql.query("UPDATE cm_spaces SET space = $2, revision = $3, changes = $4 WHERE space = $1", [move.from, move.to, counters.r + 1, counters.c + 1]);
+        for (const table of DATA_TABLES) await sql.query(`UPDATE ${table} SET space = $2 WHERE space = $1`, [move.from, move.to]);
+        await sql.query("SELECT pg_notify($1, $2)", [CHANGE_CHANNEL, move.to]);
+      }
+      // db.write counts a change of the first target once more at commit: harmless (counters only grow).
+      await sql.query("INSERT INTO cm_spaces (space) VALUES ($1) ON CONFLICT (space) DO NOTHING", [first.to]);
+    });
+  }
+
+  async function dropSpace(space: string): Promise<void> {
+    await db.write(space, async (sql) => {
+      for (const table of DATA_TABLES) await sql.query(`DELETE FROM ${table} WHERE space = $1`, [space]);
+      await sql.query("UPDATE cm_spaces SET playbook = NULL WHERE space = $1", [space]);
+    });
+  }
+
   return {
     locations,
+    spaceHoldsData: (space) => db.read((sql) => holdsData(sql, space)),
+    renameSpaces,
+    dropSpace,
     database: { url: db.where, schema: db.schema, spaces: { global: globalSpace, repo: repoSpace } },
     readPlaybook,
     mutatePlaybook,

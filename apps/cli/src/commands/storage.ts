@@ -40,7 +40,7 @@ export function registerStorage(program: Command, ctx: CliContext): void {
   group
     .command("migrate")
     .description("Copy the memory to another backend, verify it, and switch storage.backend to it")
-    .option("--to <backend>", "the backend to move to: sqlite or yaml (required)")
+    .option("--to <backend>", "the backend to move to: sqlite, yaml or postgres (required)")
     .option("--dry-run", "show what would be copied and moved, change nothing")
     .option("-j, --json", "output a JSON envelope")
     .addHelpText(
@@ -68,7 +68,7 @@ export function registerStorage(program: Command, ctx: CliContext): void {
           details: { field: "to", allowed: ["sqlite", "yaml"] },
         });
       }
-      const to = oneOf("to", flags.to, ["sqlite", "yaml"] as const);
+      const to = oneOf("to", flags.to, ["sqlite", "yaml", "postgres"] as const);
       const rt = await ctx.runtime();
       const { migrateStorage } = await import("@cass-memory/runtime");
       const result = await migrateStorage(rt, { to, dryRun: Boolean(flags.dryRun), onProgress: progressPrinter(ctx.verbose) });
@@ -118,7 +118,17 @@ function renderStatus(s: StorageStatus): string[] {
       : dim(`no database (${tildify(q.path ?? "")})`);
     lines.push(layerLine("yaml", y.present, yDetail, s.backend === "yaml"));
     lines.push(layerLine("sqlite", q.present, qDetail, s.backend === "sqlite"));
+    const p = layer.postgres;
+    if (p !== undefined) {
+      const pDetail = p.present ? `${p.path ?? ""}${p.bullets !== null ? `, ${p.bullets} bullet(s)` : ""}` : dim(`no data (${p.path ?? ""})`);
+      lines.push(layerLine("postgres", p.present, pDetail, s.backend === "postgres"));
+    }
     lines.push("");
+  }
+  if (s.postgres !== null) {
+    const pg = s.postgres;
+    const state = pg.reachable ? `reachable, schema v${pg.schemaVersion ?? "?"}` : yellow(`unreachable${pg.error !== undefined ? ` — ${pg.error}` : ""}`);
+    lines.push(`  PostgreSQL: ${pg.url} (${pg.urlSource === "env" ? "CASS_MEMORY_DATABASE_URL" : "storage.postgres.url"}; schema ${pg.schema}): ${state}`, "");
   }
   if (s.migration.last !== null) {
     const last = s.migration.last;

@@ -7,7 +7,7 @@ import { z } from "zod";
  */
 
 /** The stores `storage.backend` can select. */
-export const STORAGE_BACKENDS = ["yaml", "sqlite"] as const;
+export const STORAGE_BACKENDS = ["yaml", "sqlite", "postgres"] as const;
 export type StorageBackend = (typeof STORAGE_BACKENDS)[number];
 
 export const LLM_PROVIDERS = ["openai", "anthropic", "google", "ollama", "bedrock", "cli"] as const;
@@ -179,6 +179,18 @@ export const ConfigSchema = z.looseObject({
     .looseObject({
       backend: z.enum(STORAGE_BACKENDS).default("yaml"),
       path: z.string().min(1).optional(),
+      /**
+       * `postgres`: one database shared by a team. `url` (CASS_MEMORY_DATABASE_URL wins over it) is
+       * never printed with its password; `schema` (default `cass_memory`); `repoKey` names this
+       * repository's rows (default: derived from the git remote `origin`).
+       */
+      postgres: z
+        .looseObject({
+          url: z.string().min(1).max(4096).optional(),
+          schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).optional(),
+          repoKey: z.string().min(1).max(512).optional(),
+        })
+        .optional(),
     })
     .default({ backend: "yaml" }),
 });

@@ -3,6 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { AppError, STORAGE_BACKENDS, type Config, type Logger, type Store, type StorageBackend } from "@cass-memory/core";
 import { createYamlStore, fromYaml } from "@cass-memory/store-yaml";
 import { expandHome } from "../paths.js";
+import { missingDatabaseUrl, postgresSettings, type PostgresSettings } from "./postgres.js";
 
 /**
  * Choosing the store: `storage.backend` (config, or CASS_MEMORY_STORAGE) picks the YAML store or
@@ -37,8 +38,8 @@ export function storageFromEnv(env: Record<string, string | undefined>): { stora
     if (!isStorageBackend(value)) {
       return {
         storage: null,
-        error: new AppError("CONFIG_INVALID", `CASS_MEMORY_STORAGE=${JSON.stringify(raw)} is not a storage backend (expected ${STORAGE_BACKENDS.join(" or ")}).`, {
-          hint: "Set CASS_MEMORY_STORAGE=yaml or CASS_MEMORY_STORAGE=sqlite, or unset it to use storage.backend of config.json.",
+        error: new AppError("CONFIG_INVALID", `CASS_MEMORY_STORAGE=${JSON.stringify(raw)} is not a storage backend (expected ${STORAGE_BACKENDS.join(", ")}).`, {
+          hint: "Set CASS_MEMORY_STORAGE=yaml, CASS_MEMORY_STORAGE=sqlite or CASS_MEMORY_STORAGE=postgres, or unset it to use storage.backend of config.json.",
           details: { variable: "CASS_MEMORY_STORAGE", received: raw, expected: [...STORAGE_BACKENDS] },
         }),
       };
@@ -67,10 +68,19 @@ export interface StoreDirs {
   diaryDir: string;
   /** SQLite: the global database (config `storage.path`). */
   sqlitePath: string;
+  /** PostgreSQL: the URL (never shown), schema and the repository's key. */
+  postgres?: PostgresSettings;
 }
+
+/** `@cass-memory/store-postgres`, as far as the runtime uses it (loaded only for `postgres`). */
+export type PostgresModule = Pick<typeof import("@cass-memory/store-postgres"), "createPostgresStore" | "SCHEMA_VERSION">;
+export type PostgresStoreHandle = ReturnType<PostgresModule["createPostgresStore"]>;
+export const defaultLoadPostgres = (): Promise<PostgresModule> => import("@cass-memory/store-postgres");
 
 export interface OpenStoreOptions {
   logger: Logger;
+  loadPostgres?: () => Promise<PostgresModule>;
+  cliName?: string;
   loadSqlite?: LoadSqliteModule;
   parseCache?: false;
   memoizeReads?: boolean;
@@ -98,6 +108,7 @@ function closeAtExit(opened: OpenedStore): void {
 
 /** Opens the store of `backend` over `dirs`. The SQLite module is loaded here, only for `sqlite`. */
 export async function openStore(backend: StorageBackend, dirs: StoreDirs, options: OpenStoreOptions): Promise<OpenedStore> {
+  if (backend === "postgres") return openPostgresStore(dirs, options);
   if (backend === "yaml") {
     const store = createYamlStore({
       globalDir: dirs.globalDir,
@@ -146,12 +157,51 @@ export async function openStore(backend: StorageBackend, dirs: StoreDirs, option
   return opened;
 }
 
+/** Opens the PostgreSQL store of `dirs.postgres` (CONFIG_INVALID without a URL). Nothing connects until the first call. */
+async function openPostgresStore(dirs: StoreDirs, options: OpenStoreOptions): Promise<OpenedStore> {
+  const settings = dirs.postgres;
+  if (settings === undefined || settings.url === null) throw missingDatabaseUrl(options.cliName ?? "cm");
+  let postgres: PostgresModule;
+  try {
+    postgres = await (options.loadPostgres ?? defaultLoadPostgres)();
+  } catch (error) {
+    throw new AppError("CONFIG_INVALID", `The PostgreSQL store (storage.backend "postgres") could not be loaded: ${error instanceof Error ? error.message.split("\n", 1)[0] : String(error)}`, {
+      hint: "Install @cass-memory/store-postgres next to cass-memory, or switch back with storage.backend \"yaml\".",
+    });
+  }
+  const store = postgres.createPostgresStore({
+    url: settings.url,
+    globalDir: dirs.globalDir,
+    repoDir: dirs.repoDir,
+    ...(settings.repoSpace !== null ? { repoSpace: settings.repoSpace } : {}),
+    ...(settings.schema !== undefined ? { schema: settings.schema } : {}),
+    logger: options.logger,
+    parseYaml: fromYaml,
+    ...(options.memoizeReads ? { memoizeReads: true } : {}),
+  });
+  let closed = false;
+  const opened: OpenedStore = {
+    store,
+    backend: "postgres",
+    close() {
+      openStores.delete(opened);
+      if (closed) return;
+      closed = true;
+      void store.close().catch(() => undefined);
+    },
+  };
+  closeAtExit(opened);
+  return opened;
+}
+
 /**
  * A warning when the backend in use has no data for a layer while the other backend has some (for
  * example after `storage.backend` was changed without `cm storage migrate`): the data is not lost,
  * but this store does not see it. Null when there is nothing to say.
  */
 export function unmigratedDataWarning(backend: StorageBackend, dirs: StoreDirs, cliName: string): string | null {
+  // The shared database cannot be compared with this machine's files without connecting: `storage status` does.
+  if (backend === "postgres") return null;
   const layers: string[] = [];
   const check = (layer: string, yamlPlaybook: string, database: string): void => {
     const yaml = existsSync(yamlPlaybook);
@@ -176,8 +226,9 @@ export function sqliteLayerPath(dirs: Pick<StoreDirs, "sqlitePath" | "repoDir">,
 }
 
 /** The directories of the runtime's store, from the loaded configuration. */
-export function storeDirsOf(config: Config, globalDir: string, repoDir: string | null): StoreDirs {
+export function storeDirsOf(config: Config, globalDir: string, repoDir: string | null, env: Record<string, string | undefined> = process.env): StoreDirs {
   return {
+    postgres: postgresSettings(config, env, repoDir),
     globalDir,
     repoDir,
     playbookPath: config.playbookPath,

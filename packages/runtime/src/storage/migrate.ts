@@ -21,6 +21,7 @@ import { atomicWriteFile } from "@cass-memory/store-yaml";
 import type { Runtime } from "../runtime.js";
 import { openStore, type OpenedStore, type StoreDirs } from "./backend.js";
 import { fingerprint, layerFiles, layerHasData, moveFile, pathOf } from "./layout.js";
+import { migrateToPostgres } from "./migrate-postgres.js";
 
 /**
  * `cm storage migrate --to <backend>`: copies the memory from one backend to the other, section by
@@ -200,6 +201,13 @@ async function existingNames(backend: StorageBackend, dirs: StoreDirs, layer: La
  * source as they were (moves already made are undone) and keeps the staging for a rerun.
  */
 export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions): Promise<MigrateStorageResult> {
+  if (options.to === "postgres") return migrateToPostgres(rt, options);
+  if (rt.storage.backend === "postgres") {
+    throw new AppError("CONFIG_INVALID", `Moving the memory out of PostgreSQL into ${options.to} is not supported yet.`, {
+      hint: `Export the rules with '${rt.deps.cliName} playbook export', switch storage.backend to ${options.to} and import them with '${rt.deps.cliName} playbook import'.`,
+      details: { from: "postgres", to: options.to },
+    });
+  }
   const { to } = options;
   const dryRun = Boolean(options.dryRun);
   const now = options.now ?? (() => rt.deps.clock.now());

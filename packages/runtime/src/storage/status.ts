@@ -2,7 +2,8 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { isPlainObject, type Layer, type StorageBackend } from "@cass-memory/core";
 import type { Runtime } from "../runtime.js";
-import { openStore, type OpenedStore, type SqliteStoreHandle, type StoreDirs } from "./backend.js";
+import { openStore, type OpenedStore, type PostgresStoreHandle, type SqliteStoreHandle, type StoreDirs } from "./backend.js";
+import { redactDatabaseUrl, scrubDatabaseSecrets } from "./postgres.js";
 import { fingerprint, layerFiles, sqliteDatabaseOf, yamlPathOf } from "./layout.js";
 import { otherBackend, readProgress, stagingDir, type MigrationRecord } from "./migrate.js";
 
@@ -30,6 +31,8 @@ export interface LayerStorageStatus {
   dir: string;
   yaml: BackendLayerStatus;
   sqlite: BackendLayerStatus;
+  /** The layer in the PostgreSQL database (when one is configured). */
+  postgres?: BackendLayerStatus & { space: string };
   /** True when the backend not in use holds data for this layer (left from before a switch, or not migrated yet). */
   otherBackendData: boolean;
 }
@@ -44,6 +47,15 @@ export interface StorageStatus {
   repoDir: string | null;
   /** The global SQLite database (`storage.path`), whether in use or not. */
   sqlitePath: string;
+  /** The PostgreSQL database (null when no URL is set). The URL is shown without its password. */
+  postgres: {
+    url: string;
+    urlSource: "env" | "config";
+    schema: string;
+    reachable: boolean;
+    schemaVersion: number | null;
+    error?: string;
+  } | null;
   layers: LayerStorageStatus[];
   migration: {
     /** A migration that was interrupted (its staging directory and progress are kept for a rerun). */
@@ -113,6 +125,44 @@ async function sqliteStatus(store: OpenedStore | null, dirs: StoreDirs, layer: L
   return status;
 }
 
+/** The configured PostgreSQL database: reachable or why not, its schema version and what each layer holds. Errors never carry the password. */
+async function postgresStatus(
+  dirs: StoreDirs,
+  layers: Layer[],
+  openOptions: { logger: Runtime["deps"]["logger"] },
+): Promise<{ postgres: StorageStatus["postgres"]; layers: Map<Layer, BackendLayerStatus & { space: string }> }> {
+  const byLayer = new Map<Layer, BackendLayerStatus & { space: string }>();
+  const settings = dirs.postgres;
+  if (settings === undefined || settings.url === null || settings.urlSource === null) return { postgres: null, layers: byLayer };
+  const url = settings.url;
+  const status: NonNullable<StorageStatus["postgres"]> = {
+    url: redactDatabaseUrl(url),
+    urlSource: settings.urlSource,
+    schema: settings.schema ?? "cass_memory",
+    reachable: false,
+    schemaVersion: null,
+  };
+  let opened: OpenedStore | null = null;
+  try {
+    opened = await openStore("postgres", dirs, openOptions);
+    const store = opened.store as PostgresStoreHandle;
+    status.schemaVersion = await store.schemaVersion();
+    status.reachable = true;
+    for (const layer of layers) {
+      const space = layer === "global" ? store.database.spaces.global : store.database.spaces.repo;
+      if (space === null) continue;
+      const bullets = await store.candidates.countBullets(layer);
+      const present = (await store.layerStatus(layer)).present.some((name) => name !== "config.json") || bullets > 0;
+      byLayer.set(layer, { present, files: [], path: `${status.url}#${space}`, bullets: present ? bullets : null, schemaVersion: status.schemaVersion, space });
+    }
+  } catch (error) {
+    status.error = scrubDatabaseSecrets(message(error), url);
+  } finally {
+    opened?.close();
+  }
+  return { postgres: status, layers: byLayer };
+}
+
 async function backendSource(rt: Runtime): Promise<{ source: StorageStatus["source"]; reason: string }> {
   if (rt.storage.envBackend !== null) return { source: "env", reason: `CASS_MEMORY_STORAGE=${rt.storage.envBackend}` };
   const raw = await readJson(rt.paths.configPath);
@@ -161,6 +211,12 @@ export async function storageStatus(rt: Runtime): Promise<StorageStatus> {
   let sqliteStore: OpenedStore | null = null;
   const hints: string[] = [];
   const layers: LayerStorageStatus[] = [];
+  const { postgres, layers: postgresLayers } = await postgresStatus(dirs, layersWanted, openOptions);
+  if (postgres?.error !== undefined) {
+    hints.push(`The PostgreSQL database ${postgres.url} cannot be used: ${postgres.error}`);
+  } else if (backend === "postgres" && postgres === null) {
+    hints.push(`storage.backend is postgres but no database URL is set: set CASS_MEMORY_DATABASE_URL (or storage.postgres.url in ${rt.paths.configPath}).`);
+  }
   try {
     if (anyDatabase) {
       try {
@@ -172,9 +228,18 @@ export async function storageStatus(rt: Runtime): Promise<StorageStatus> {
     for (const layer of layersWanted) {
       const yaml = await yamlStatus(yamlStore, dirs, layer);
       const sqlite = await sqliteStatus(sqliteStore, dirs, layer);
+      const pg = postgresLayers.get(layer);
+      if (backend === "postgres") {
+        const local = yaml.present || sqlite.present;
+        layers.push({ layer, dir: layer === "global" ? dirs.globalDir : (dirs.repoDir as string), yaml, sqlite, ...(pg ? { postgres: pg } : {}), otherBackendData: local });
+        if (local && pg !== undefined && !pg.present) {
+          hints.push(`The ${layer} layer's data is in this machine's ${yaml.present ? "yaml" : "sqlite"} files only: run '${cli} storage migrate --to postgres' to move it into the database.`);
+        }
+        continue;
+      }
       const inUse = backend === "yaml" ? yaml : sqlite;
       const other = backend === "yaml" ? sqlite : yaml;
-      layers.push({ layer, dir: layer === "global" ? dirs.globalDir : (dirs.repoDir as string), yaml, sqlite, otherBackendData: other.present });
+      layers.push({ layer, dir: layer === "global" ? dirs.globalDir : (dirs.repoDir as string), yaml, sqlite, ...(pg ? { postgres: pg } : {}), otherBackendData: other.present });
       if (other.present && !inUse.present) {
         hints.push(`The ${layer} layer's data is in ${otherBackend(backend)} only: run '${cli} storage migrate --to ${backend}' to use it with ${backend}.`);
       } else if (other.present) {
@@ -223,6 +288,7 @@ export async function storageStatus(rt: Runtime): Promise<StorageStatus> {
     globalDir: dirs.globalDir,
     repoDir: dirs.repoDir,
     sqlitePath: dirs.sqlitePath,
+    postgres,
     layers,
     migration: { unfinished, last },
     hints,
