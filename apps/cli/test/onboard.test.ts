@@ -238,7 +238,8 @@ describe("cm onboard with real session files (native history)", () => {
     const sample = cm(["onboard", "sample", "--json"], opts());
     expect(sample.code).toBe(0);
     const data = sample.json().data;
-    expect(data.status).toMatchObject({ cassAvailable: true, historySource: "native", totalConversations: 2 });
+    // cassAvailable is about the cass CLI (the original's field); native history is historyAvailable.
+    expect(data.status).toMatchObject({ cassAvailable: false, historySource: "native", historyAvailable: true, totalConversations: 2 });
     expect(data.sessions.map((s: { path: string }) => s.path).sort()).toEqual([s1, s2].sort());
     expect(data).not.toHaveProperty("degraded");
     expect(sample.stdout).not.toContain(AWS_KEY);
@@ -253,7 +254,8 @@ describe("cm onboard with real session files (native history)", () => {
     expect(template.code).toBe(0);
     const t = template.json();
     expect(t.command).toBe("onboard:read-template");
-    expect(t.data.metadata).toMatchObject({ path: s2, agent: "claude", workspaceName: "-work-app" });
+    // The agent is the reader's (cass's slug), not the original's guess from the path ("claude").
+    expect(t.data.metadata).toMatchObject({ path: s2, agent: "claude_code", workspaceName: "-work-app" });
     expect(t.data.extractionFormat.examples).toHaveLength(6);
     expect(template.stdout).not.toContain(GH_TOKEN);
     const humanTemplate = cm(["onboard", "read", s2, "--template"], opts());
