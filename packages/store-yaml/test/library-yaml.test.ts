@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parse, parseDocument, stringify } from "yaml";
 import { parseLibraryYaml } from "../src/library-yaml.js";
+import { decodePlaybook, validatePlaybookData } from "../src/yaml-codec.js";
 
 /**
  * The reader of the `yaml` library's own output (the earlier cm's playbook format) against the
@@ -134,6 +135,36 @@ describe("parseLibraryYaml on the earlier cm's files", () => {
     expect(text).toMatch(/: >/);
     expect(parseLibraryYaml(text)).toEqual(parse(text));
     expect(parseLibraryYaml(text)).toEqual(data);
+  });
+
+  it("decodes a 3,000-rule playbook in the earlier cm's format to exactly the library's playbook", () => {
+    const fixture = parse(readFileSync(FIXTURE_HOME, "utf8")) as { bullets: Array<Record<string, unknown>> } & Record<string, unknown>;
+    const shared: string[] = [];
+    const bullets = Array.from({ length: 3000 }, (_, i) => {
+      const base = structuredClone(fixture.bullets[i % fixture.bullets.length] as Record<string, unknown>);
+      base.id = `b-${i.toString(36)}`;
+      if (i % 3 === 0) base.content = `${String(base.content)}: step ${i} # then "retry" with it's ${"fresh token ".repeat(i % 9)}`;
+      if (i % 5 === 0) base.reasoning = `first line ${i}\n  indented\n\nlast line\n`;
+      if (i % 50 === 0) base.tags = shared;
+      return base;
+    });
+    const text = stringify({ ...fixture, bullets });
+    expect(parseLibraryYaml(text)).not.toBeUndefined();
+    const decoded = decodePlaybook(text, "earlier.yaml");
+    expect(decoded).toEqual(validatePlaybookData(parse(text), "earlier.yaml"));
+    expect(decoded.bullets).toHaveLength(3000);
+  });
+
+  it("keeps the library's alias limit: a non-empty shared value used more than 100 times is refused by both", () => {
+    const shared = ["manual-cli"];
+    const ok = stringify({ bullets: Array.from({ length: 100 }, (_, i) => ({ id: `b${i}`, s: shared })) });
+    expect(parseLibraryYaml(ok)).toEqual(parse(ok));
+    const over = stringify({ bullets: Array.from({ length: 102 }, (_, i) => ({ id: `b${i}`, s: shared })) });
+    expect(() => parse(over)).toThrow(/alias/i);
+    expect(parseLibraryYaml(over)).toBeUndefined();
+    const empty: string[] = [];
+    const many = stringify({ bullets: Array.from({ length: 500 }, (_, i) => ({ id: `b${i}`, s: empty })) });
+    expect(parseLibraryYaml(many)).toEqual(parse(many));
   });
 
   it("gives up (undefined) on what it does not read, so the caller falls back", () => {
