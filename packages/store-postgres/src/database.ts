@@ -153,7 +153,8 @@ export class PgDatabase {
         allowExitOnIdle: true,
         idleTimeoutMillis: 10_000,
         connectionTimeoutMillis: this.options.connectTimeoutMs,
-        options: `-c search_path=${this.schema}`,
+        // lock_timeout bounds how long a write waits for another writer of its layer (set once per connection).
+        options: `-c search_path=${this.schema} -c lock_timeout=${Math.max(1, Math.floor(this.options.lockTimeoutMs))}`,
         application_name: "cass-memory",
         types,
       });
@@ -271,12 +272,13 @@ export class PgDatabase {
     let broken = false;
     try {
       await client.query("BEGIN");
-      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(this.options.lockTimeoutMs))}`);
-      await client.query("INSERT INTO cm_spaces (space) VALUES ($1) ON CONFLICT (space) DO NOTHING", [space]);
-      await client.query("SELECT 1 FROM cm_spaces WHERE space = $1 FOR UPDATE", [space]);
+      // Creates the layer's row or takes its lock (an upsert locks the row it meets), in one round trip.
+      await client.query("INSERT INTO cm_spaces (space) VALUES ($1) ON CONFLICT (space) DO UPDATE SET space = excluded.space", [space]);
       const value = await fn(client);
-      await client.query("UPDATE cm_spaces SET changes = changes + 1 WHERE space = $1", [space]);
-      await client.query("SELECT pg_notify('cass_memory_changes', $1)", [space]);
+      await client.query(
+        "WITH counted AS (UPDATE cm_spaces SET changes = changes + 1 WHERE space = $1 RETURNING space) SELECT pg_notify('cass_memory_changes', space) FROM counted",
+        [space],
+      );
       crashPoint("postgres:before-commit");
       await client.query("COMMIT");
       return value;

@@ -194,8 +194,12 @@ export async function writeStoredPlaybook(sql: Sql, space: string, stored: Store
   const positions = new Array<number>(next.bullets.length);
   let renumber = false;
   if (stored.partial) {
-    const result = await sql.query("SELECT coalesce(max(pos), -1) AS m FROM cm_bullets WHERE space = $1", [space]);
-    let end = Number(result.rows[0]?.m ?? -1);
+    // The end of the playbook is read only when something is appended.
+    let end = -1;
+    if (match.some((row) => row === undefined)) {
+      const result = await sql.query("SELECT coalesce(max(pos), -1) AS m FROM cm_bullets WHERE space = $1", [space]);
+      end = Number(result.rows[0]?.m ?? -1);
+    }
     for (let i = 0; i < next.bullets.length; i += 1) {
       const row = match[i];
       positions[i] = row !== undefined ? row.pos : (end += POSITION_STEP);

@@ -245,10 +245,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   async function mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>, scope?: MutationScope): Promise<T> {
     const space = requireSpace(layer);
     return db.write(space, async (sql) => {
-      const stored =
-        (scope?.bulletIds !== undefined
-          ? await readStoredSubset(sql, space, where(space), scope.bulletIds)
-          : await readStoredPlaybook(sql, space, where(space))) ?? emptyStored(layer);
+      const read =
+        scope?.bulletIds !== undefined ? await readStoredSubset(sql, space, where(space), scope.bulletIds) : await readStoredPlaybook(sql, space, where(space));
+      const stored = read ?? emptyStored(layer);
       const queued: JournalEvent[] = [];
       const rewrites: Array<[string, (event: JournalEvent) => JournalEvent]> = [];
       const value = await fn(stored.playbook, {
@@ -268,7 +267,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       });
       const at = nowIso();
       await writeStoredPlaybook(sql, space, stored, checked, at);
-      await markFile(sql, space, "playbook.yaml", at);
+      // A stored playbook was marked when it was first written.
+      if (read === null) await markFile(sql, space, "playbook.yaml", at);
       crashPoint("postgres:after-playbook-rows");
       if (events.length > 0) {
         // Same transaction as the playbook: the journal and the playbook never disagree.
