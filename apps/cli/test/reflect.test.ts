@@ -396,6 +396,8 @@ describe("cm reflect with an LLM (fake OpenAI-compatible server)", () => {
     expect(strict.code).toBe(7);
     expect(strict.json().error.code).toBe("LLM_BUDGET_EXCEEDED");
     expect(strict.json().error.message).toMatch(/Daily budget exceeded/);
+    expect(strict.json().error.message).toMatch(/llmFallback is "none", so nothing was written/);
+    expect(readdirSync(join(home, ".cass-memory", "diary")).length).toBe(1); // only the earlier deterministic run's
     expect(fake.requests).toEqual([]);
   });
 });

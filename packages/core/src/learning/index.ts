@@ -1,12 +1,14 @@
 // The deterministic (no-LLM) learning components and the evidence gate.
 
 export {
+  OUTCOME_TAIL_MESSAGES,
   createDeterministicDiaryWriter,
   draftDiary,
   mentionedFiles,
   parseTranscript,
   proseLines,
   searchAnchors,
+  sessionOutcome,
   sessionStatus,
   splitSentences,
 } from "./deterministic-diary.js";
@@ -16,10 +18,12 @@ export {
   MAX_LESSON_LINE_CHARS,
   MAX_LESSONS_PER_SESSION,
   MIN_LESSON_CHARS,
+  REDUNDANT_COVERAGE,
   cleanLessonLine,
   createDeterministicReflector,
   findLessons,
   guessCategory,
+  lessonFromListItem,
   lessonFromSentence,
   lessonsInLine,
   looksLikeCode,
@@ -41,11 +45,14 @@ export {
   GATE_AMBIGUOUS_REASON,
   GATE_NO_EVIDENCE_REASON,
   GATE_NO_KEYWORDS_REASON,
+  GROUNDING_MIN_SHARE,
   MIN_VALIDATED_CONTENT_CHARS,
   STRONG_FAILURE_SESSIONS,
   STRONG_SUCCESS_SESSIONS,
   SUCCESS_PATTERNS,
   classifySnippetOutcome,
+  groundedKeywords,
+  isGrounded,
   runEvidenceGate,
   validateDelta,
 } from "./evidence-gate.js";

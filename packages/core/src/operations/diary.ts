@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AppError } from "../errors.js";
+import { AppError, isAppError } from "../errors.js";
 import { effectiveMode, resolveLearning } from "../learning/fallback.js";
 import { loadTranscript, writeDiaryEntry } from "../learning/session.js";
 import { defineOperation } from "../operation.js";
@@ -54,7 +54,16 @@ export const diaryOperation = defineOperation({
     }
     const learning = resolveLearning(deps);
     const transcript = await loadTranscript(deps, normalizeSessionPath(raw));
-    const entry = await writeDiaryEntry(deps, learning.diaryWriter, transcript);
+    const entry = await writeDiaryEntry(deps, learning.diaryWriter, transcript).catch((error: unknown) => {
+      // llmFallback "none": say why there is no deterministic diary instead.
+      const failed = learning.failures[0];
+      if (failed === undefined) throw error;
+      throw new AppError(isAppError(error) ? error.code : "LLM_API_ERROR", `The LLM diary writer failed (${failed.reason}); llmFallback is "none", so nothing was written.`, {
+        hint: `Check the model with '${deps.cliName} doctor', or set "llmFallback": "deterministic" in config.json to write the diary without the LLM.`,
+        details: { component: "diaryWriter", llmFallback: "none", ...(failed.code !== undefined ? { llmCode: failed.code } : {}) },
+        cause: error,
+      });
+    });
     const path = input.dryRun ? undefined : await deps.store.writeDiary(entry);
     return {
       entry,
