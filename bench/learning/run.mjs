@@ -133,7 +133,7 @@ const fallbackSessions = viaLlm.perSession.filter((s) => s.fallbacks.length > 0)
 const row = (name, r, note) =>
   `| ${name} | ${r.proposed} | ${r.matched} / ${r.expectedLessons} | ${pct(r.precision)} | ${pct(r.recall)} | ${r.f1.toFixed(2)} | ${r.statusRight} / ${r.sessions} | ${r.placeholders} | ${note} |`;
 const table = [
-  `${expected.sessions.length} sessions (Claude Code, Codex, Gemini CLI, Aider, Cline; ${expected.sessions.filter((s) => s.status !== "success").length} not successful), ${deterministic.expectedLessons} expected lessons. Machine-independent (no timings). Run: \`pnpm bench:learning\`.`,
+  `Tuning set: ${expected.sessions.length} sessions (Claude Code, Codex, Gemini CLI, Aider, Cline; ${expected.sessions.filter((s) => s.status !== "success").length} not successful), ${deterministic.expectedLessons} expected lessons. Held-out set: ${heldOut.sessions} sessions, ${heldOut.expectedLessons} lessons. Machine-independent (no timings). Run: \`pnpm bench:learning\`.`,
   "",
   "| Mode | Rules proposed | Lessons matched | Precision | Recall | F1 | Diary outcome right | Placeholder diary fields | Notes |",
   "|---|---:|---:|---:|---:|---:|---:|---:|---|",
