@@ -145,7 +145,10 @@ for (const pkg of pkgs.values()) {
       if (pkg.kind === "core" && !isTest && NODE_IO.test(spec)) errors.push(`${where}: core must stay pure, imports "${spec}"`);
       const target = [...pkgs.values()].find((p) => spec === p.name || spec.startsWith(`${p.name}/`));
       if (!target || target === pkg) continue;
-      const declared = { ...pkg.json.dependencies, ...pkg.json.peerDependencies, ...(isTest ? pkg.json.devDependencies : {}) };
+      // The CLI's sources are bundled into its dist at build time, so the internal packages they
+      // import are devDependencies of the published package (docs/adr/0013-packaging.md).
+      const bundled = pkg.folder === "apps/cli";
+      const declared = { ...pkg.json.dependencies, ...pkg.json.peerDependencies, ...(isTest || bundled ? pkg.json.devDependencies : {}) };
       if (!(target.name in declared)) errors.push(`${where}: imports ${target.name} without declaring it`);
       const rules = isTest ? allowedDev : allowed;
       if (!rules[pkg.kind].has(target.kind)) errors.push(`${where}: ${pkg.kind} may not import ${target.kind} ${target.name}`);

@@ -1,10 +1,11 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isAppError } from "@cass-memory/core";
 import type { BlockedEntry, CostEntry, JournalEvent, Layer, LogName, OnboardingState, Playbook, ProcessedSession, Store } from "@cass-memory/core";
 import { AWKWARD_STRINGS, NOW_ISO, UNKNOWN_BULLET_FIELDS, makeBullet } from "./awkward-values.js";
+import { ORIGINAL_GLOBAL_PROCESSED_LOG, ORIGINAL_ONBOARDING_STATE } from "./original-files.js";
 import { registerLearningContract } from "./learning-contract.js";
 import { registerTransferContract } from "./transfer-contract.js";
 
@@ -933,7 +934,7 @@ export function runStoreContract<S extends Store>(
       });
 
       it.skipIf(!options.writeRawGlobalFile)("loads the state file the original cm wrote, and keeps it on a mutation", async () => {
-        const text = await readFile(new URL("../../../fixtures/original-home/home/.cass-memory/onboarding-state.json", import.meta.url), "utf8");
+        const text = ORIGINAL_ONBOARDING_STATE;
         const store = await makeStore(ctx);
         await options.writeRawGlobalFile?.(ctx, STATE_FILE, text, store);
         const read = await store.readOnboardingState();
@@ -1004,7 +1005,7 @@ export function runStoreContract<S extends Store>(
       );
 
       it.skipIf(!options.writeRawGlobalFile)("reads the original's log, legacy tab-separated lines, and skips damaged lines", async () => {
-        const original = await readFile(new URL("../../../fixtures/original-home/home/.cass-memory/reflections/global.processed.log", import.meta.url), "utf8");
+        const original = ORIGINAL_GLOBAL_PROCESSED_LOG;
         const store = await makeStore(ctx);
         await options.writeRawGlobalFile?.(ctx, "reflections/global.processed.log", original, store);
         expect(await store.readProcessedSessions("global")).toEqual([

@@ -8,3 +8,4 @@ export type { YamlParser } from "./files.js";
 export { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 export type { Migration } from "./schema.js";
 export { DIAGNOSTIC_CATEGORIES } from "./diagnostics.js";
+export { probeNativeModule } from "./native.js";

@@ -1,4 +1,5 @@
-import { isActiveBullet, type Bullet } from "../schemas/playbook.js";
+import { isActiveBullet } from "./bullet-state.js";
+import type { Bullet } from "../schemas/playbook.js";
 import { tokenSet } from "./text.js";
 
 /** Heuristic conflict detection between a new rule and existing ones (warnings only, reference §5.6). */

@@ -1,6 +1,7 @@
 import type { IdGenerator } from "../ports.js";
 import type { Config } from "../schemas/config.js";
-import { isActiveBullet, type Bullet, type FeedbackEvent, type Maturity, type Playbook } from "../schemas/playbook.js";
+import { isActiveBullet } from "./bullet-state.js";
+import type { Bullet, FeedbackEvent, Maturity, Playbook } from "../schemas/playbook.js";
 import type { Delta } from "../schemas/records.js";
 import { buildConflictIndex, conflictMetaOf, detectConflictsIndexed, type ConflictMeta } from "./conflicts.js";
 import { normalizeHarmfulReason } from "./feedback.js";

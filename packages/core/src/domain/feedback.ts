@@ -1,5 +1,6 @@
 import type { Config } from "../schemas/config.js";
-import { HARMFUL_REASONS, type Bullet, type FeedbackEvent, type FeedbackType, type HarmfulReason } from "../schemas/playbook.js";
+import { HARMFUL_REASONS } from "./bullet-state.js";
+import type { Bullet, FeedbackEvent, FeedbackType, HarmfulReason } from "../schemas/playbook.js";
 import { calculateMaturityState } from "./scoring.js";
 
 /** Explicit feedback on one bullet (`cm mark`, reference §1.5.4). */

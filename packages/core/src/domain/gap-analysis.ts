@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { isActiveBullet, type Bullet } from "../schemas/playbook.js";
+import { isActiveBullet } from "./bullet-state.js";
+import type { Bullet } from "../schemas/playbook.js";
 
 /**
  * Playbook gap analysis (reference §5.11): how many active rules each of the ten standard

@@ -1,5 +1,6 @@
 import type { Config } from "../schemas/config.js";
-import { isActiveBullet, isAntiPattern, isOutsideValidity, type Bullet, type DeprecatedPattern } from "../schemas/playbook.js";
+import { isActiveBullet, isAntiPattern, isOutsideValidity } from "./bullet-state.js";
+import type { Bullet, DeprecatedPattern } from "../schemas/playbook.js";
 import { analyze } from "./lexical/analyze.js";
 import { shippedConcepts } from "./lexical/concept-match.js";
 import { DEFAULT_BM25F, fieldTerms, LexicalIndex, type Bm25fParams, type IndexBuildOptions } from "./lexical/lexical-index.js";

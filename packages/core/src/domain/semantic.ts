@@ -1,6 +1,7 @@
 import { AppError, isAppError } from "../errors.js";
 import type { Embedder, EmbeddingCache, Logger, OperationDeps } from "../ports.js";
-import { isActiveBullet, type Bullet } from "../schemas/playbook.js";
+import { isActiveBullet } from "./bullet-state.js";
+import type { Bullet } from "../schemas/playbook.js";
 import { semanticSearchStatus, type MergeCandidate, type SimilarityScorer } from "./similarity.js";
 import { hashContent } from "./text.js";
 

@@ -7,14 +7,8 @@ export const BULLET_TYPES = ["rule", "anti-pattern"] as const;
 export const BULLET_KINDS = ["project_convention", "stack_pattern", "workflow_rule", "anti_pattern"] as const;
 export const BULLET_STATES = ["draft", "active", "retired"] as const;
 export const MATURITIES = ["candidate", "established", "proven", "deprecated"] as const;
-export const HARMFUL_REASONS = [
-  "caused_bug",
-  "wasted_time",
-  "contradicted_requirements",
-  "wrong_context",
-  "outdated",
-  "other",
-] as const;
+import { HARMFUL_REASONS } from "../domain/bullet-state.js";
+export { HARMFUL_REASONS };
 export const FEEDBACK_TYPES = ["helpful", "harmful"] as const;
 
 export type BulletScope = (typeof BULLET_SCOPES)[number];
@@ -192,26 +186,5 @@ export function createEmptyPlaybook(nowIso: string, layer: "global" | "repo" = "
   };
 }
 
-/** A bullet is active unless it is retired or deprecated (drafts are active, as in the original). */
-export function isActiveBullet(b: Pick<Bullet, "state" | "maturity" | "deprecated">): boolean {
-  return b.state !== "retired" && b.maturity !== "deprecated" && !b.deprecated;
-}
-
-/** Anti-patterns: negative rules or bullets of kind anti_pattern. */
-export function isAntiPattern(b: Pick<Bullet, "isNegative" | "kind">): boolean {
-  return b.isNegative || b.kind === "anti_pattern";
-}
-
-/** True when `now` lies outside the bullet's optional validFrom/validTo window. */
-export function isOutsideValidity(b: Pick<Bullet, "validFrom" | "validTo">, now: Date): boolean {
-  const t = now.getTime();
-  if (b.validTo !== undefined) {
-    const to = Date.parse(b.validTo);
-    if (Number.isFinite(to) && t > to) return true;
-  }
-  if (b.validFrom !== undefined) {
-    const from = Date.parse(b.validFrom);
-    if (Number.isFinite(from) && t < from) return true;
-  }
-  return false;
-}
+// Defined without zod, so that ranking and the curator can use them without loading the schemas.
+export { isActiveBullet, isAntiPattern, isOutsideValidity } from "../domain/bullet-state.js";

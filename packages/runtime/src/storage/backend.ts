@@ -12,7 +12,8 @@ import { missingDatabaseUrl, postgresSettings, type PostgresSettings } from "./p
  */
 
 /** `@cass-memory/store-sqlite`, as far as the runtime uses it. */
-export type SqliteModule = Pick<typeof import("@cass-memory/store-sqlite"), "createSqliteStore" | "DATABASE_FILE" | "SCHEMA_VERSION">;
+export type SqliteModule = Pick<typeof import("@cass-memory/store-sqlite"), "createSqliteStore" | "DATABASE_FILE" | "SCHEMA_VERSION"> &
+  Partial<Pick<typeof import("@cass-memory/store-sqlite"), "probeNativeModule">>;
 export type SqliteStoreHandle = ReturnType<SqliteModule["createSqliteStore"]>;
 export type LoadSqliteModule = () => Promise<SqliteModule>;
 
@@ -106,6 +107,37 @@ function closeAtExit(opened: OpenedStore): void {
   });
 }
 
+/** First line of an error's message, bounded (a native loader's message can list dozens of paths). */
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const line = text.split("\n", 1)[0] ?? "";
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}
+
+/**
+ * The error for a SQLite backend that cannot be loaded (exit 3): better-sqlite3 (an optional, native
+ * dependency) is not installed, or its compiled binding is missing or built for another Node.
+ */
+export function sqliteUnavailable(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const reason = firstLine(error);
+  const yaml = 'Or keep the YAML store: remove storage.backend "sqlite" from config.json, or set CASS_MEMORY_STORAGE=yaml.';
+  const notInstalled = (code === "MODULE_NOT_FOUND" || code === "ERR_MODULE_NOT_FOUND") && /better-sqlite3|store-sqlite/.test(reason);
+  if (notInstalled) {
+    return new AppError("CONFIG_INVALID", 'The SQLite backend (storage.backend "sqlite") needs better-sqlite3, which is not installed.', {
+      hint: `Install it where cass-memory is installed: \`npm install -g better-sqlite3\` for a global cm (or \`npm install better-sqlite3\` in a project that depends on cass-memory). ${yaml}`,
+      // No `cause`: the loader's message (a require stack, a list of tried paths) is what users
+      // should not have to read; its first line is in details.reason.
+      details: { backend: "sqlite", missing: "better-sqlite3", reason },
+    });
+  }
+  return new AppError("CONFIG_INVALID", `The SQLite backend (storage.backend "sqlite") could not load better-sqlite3's native binding: ${reason}`, {
+    hint: `Rebuild it for this Node (${process.version}): \`npm rebuild better-sqlite3\` where it is installed (\`npm install -g better-sqlite3\` again for a global cm); building needs a C++ compiler, make and python3 when no prebuilt binary fits. ${yaml}`,
+    details: { backend: "sqlite", package: "better-sqlite3", reason },
+  });
+}
+
 /** Opens the store of `backend` over `dirs`. The SQLite module is loaded here, only for `sqlite`. */
 export async function openStore(backend: StorageBackend, dirs: StoreDirs, options: OpenStoreOptions): Promise<OpenedStore> {
   if (backend === "postgres") return openPostgresStore(dirs, options);
@@ -124,11 +156,10 @@ export async function openStore(backend: StorageBackend, dirs: StoreDirs, option
   let sqlite: SqliteModule;
   try {
     sqlite = await (options.loadSqlite ?? defaultLoadSqlite)();
+    // The native binding is otherwise loaded by the first query: fail here, with the fix, instead.
+    sqlite.probeNativeModule?.();
   } catch (error) {
-    throw new AppError("CONFIG_INVALID", `The SQLite store (storage.backend "sqlite") could not be loaded: ${error instanceof Error ? error.message : String(error)}`, {
-      hint: "better-sqlite3 is a native module: reinstall cass-memory where it can be built (a C++ compiler, make and python3), or use storage.backend \"yaml\" (CASS_MEMORY_STORAGE=yaml).",
-      cause: error,
-    });
+    throw sqliteUnavailable(error);
   }
   const store = sqlite.createSqliteStore({
     globalDir: dirs.globalDir,
