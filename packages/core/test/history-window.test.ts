@@ -43,7 +43,7 @@ function agedSource(ageDays: number, paths: string[]): EpisodicSource & { search
 }
 
 function depsWith(source: EpisodicSource) {
-  const deps = createTestDeps(createMemoryStore({ now: () => NOW }), { episodic: source });
+  const deps = createTestDeps(createMemoryStore({ now: () => NOW.toISOString() }), { episodic: source });
   deps.clock.set(NOW);
   return deps;
 }
