@@ -153,7 +153,7 @@ describe("parseLibraryYaml on the earlier cm's files", () => {
     const decoded = decodePlaybook(text, "earlier.yaml");
     expect(decoded).toEqual(validatePlaybookData(parse(text), "earlier.yaml"));
     expect(decoded.bullets).toHaveLength(3000);
-  });
+  }, 300_000);
 
   it("keeps the library's alias limit: a non-empty shared value used more than 100 times is refused by both", () => {
     const shared = ["manual-cli"];
@@ -185,7 +185,7 @@ describe("parseLibraryYaml against the yaml library", () => {
       }),
       { numRuns: 1500 },
     );
-  });
+  }, 600_000);
 
   it("on other writer options and arbitrary data: undefined or exactly what the library gives", () => {
     let read = 0;
@@ -201,7 +201,7 @@ describe("parseLibraryYaml against the yaml library", () => {
       { numRuns: 1500 },
     );
     expect(read).toBeGreaterThan(500);
-  });
+  }, 600_000);
 
   it("on mutated writer output: undefined or exactly what the library gives", () => {
     const ch = fc.constantFrom(" ", "  ", "\n", "-", "- ", ":", ": ", "#", " #", "'", '"', "\\", "?", "[", "{", "&a", "*a1", "!", "|", ">", "|-", ">+", "\t", "x", "0", ",", "---");
@@ -227,5 +227,5 @@ describe("parseLibraryYaml against the yaml library", () => {
       }),
       { numRuns: 3000 },
     );
-  });
+  }, 600_000);
 });
