@@ -9,7 +9,7 @@
 // BENCH_BASELINE=<path of another cm.js> also measures that build in the same rounds (rows marked
 // "before"), e.g. the loader of an earlier commit in front of the whole-CLI bundle.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -20,6 +20,7 @@ import { updateBenchmarkDoc } from "./update-doc.mjs";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = join(root, "apps/cli/dist/cm.js");
 const baseline = process.env.BENCH_BASELINE;
+const cpuProbe = join(root, "bench/cpu-probe.cjs");
 const RUNS = Number(process.env.BENCH_RUNS ?? 21);
 const TASK = "fix typescript error handling in the auth service after the 401 bug";
 
@@ -33,12 +34,14 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
+/** Wall time of the whole process, and its CPU time (user + system) read from the probe, in ms. */
 function timed(c) {
+  const cpuFile = join(c.home, "cpu.txt");
   const start = performance.now();
-  const r = spawnSync(process.execPath, c.args, { cwd: c.home, env: c.env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, ["-r", cpuProbe, ...c.args], { cwd: c.home, env: { ...c.env, BENCH_CPU_FILE: cpuFile }, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   const ms = performance.now() - start;
   if (r.status !== 0) throw new Error(`${c.label}: exit ${r.status}: ${r.stderr}\n${r.stdout.slice(0, 300)}`);
-  return ms;
+  return { ms, cpu: Number(readFileSync(cpuFile, "utf8")) / 1000 };
 }
 
 /** A fresh home with a playbook of `size` rules in the original cm's format; returns its env. */
@@ -70,19 +73,28 @@ try {
   // Warm-up: two rounds (the first read of the original's format, then the cached read).
   for (let w = 0; w < 2; w++) for (const c of commands) timed(c);
   const times = commands.map(() => []);
-  for (let i = 0; i < RUNS; i++) commands.forEach((c, j) => times[j].push(timed(c)));
+  const cpus_ = commands.map(() => []);
+  for (let i = 0; i < RUNS; i++) {
+    commands.forEach((c, j) => {
+      const t = timed(c);
+      times[j].push(t.ms);
+      cpus_[j].push(t.cpu);
+    });
+  }
   const base = median(times[0]);
+  const cpuBase = median(cpus_[0]);
   const rows = commands.map((c, j) => {
     const m = median(times[j]);
     const ratio = m / base;
+    const cpuRatio = median(cpus_[j]) / cpuBase;
     const verdict = c.target === undefined ? "" : ratio <= c.target ? `≤ ${c.target}× met` : `≤ ${c.target}× **missed**`;
-    return `| ${c.label} | ${m.toFixed(0)} | ${ratio.toFixed(2)}× | ${verdict} |`;
+    return `| ${c.label} | ${m.toFixed(0)} | ${ratio.toFixed(2)}× | ${verdict} | ${median(cpus_[j]).toFixed(0)} | ${cpuRatio.toFixed(2)}× |`;
   });
   const table = [
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ${process.platform}; median of ${RUNS} rounds after two warm-up rounds (round-robin), load average ${loadavg()[0].toFixed(1)} at the end. Whole process wall time; YAML store, playbook in the original cm's format, no cass installed. Run: \`pnpm bench:startup\`.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ${process.platform}; median of ${RUNS} rounds after two warm-up rounds (round-robin), load average ${loadavg()[0].toFixed(1)} at the end. Whole process wall time, and CPU time (user + system, from bench/cpu-probe.cjs preloaded into every process including \`node -e 0\`: less distorted when other processes compete for the cores); YAML store, playbook in the original cm's format, no cass installed. Run: \`pnpm bench:startup\`.`,
     "",
-    "| command | median ms | ratio to `node -e 0` | target |",
-    "|---|---:|---:|---|",
+    "| command | wall ms (median) | wall ratio to `node -e 0` | target (wall) | CPU ms (median) | CPU ratio |",
+    "|---|---:|---:|---|---:|---:|",
     ...rows,
   ].join("\n");
   console.log(table);
