@@ -123,8 +123,10 @@ export default defineConfig([
   // The TOON encoder (ESM-only upstream), loaded only when a command prints TOON (src/formats.ts).
   cjsBundle({ "cm-toon": "src/toon-entry.ts" }),
   // The MCP server (`cm serve`): the MCP SDK and its dependencies, loaded only by that command.
-  // The SQLite store is not bundled here either: `cm serve` passes cm-main's loader to the server.
-  cjsBundle({ "cm-serve": "src/serve.ts" }, { external: ["@cass-memory/llm", "@cass-memory/store-sqlite", "better-sqlite3", "pg"] }),
+  // The SQLite and PostgreSQL stores are not bundled here either: `cm serve` passes cm-main's
+  // loaders to the server (bundled here, the lazily run store modules would also wrap core and zod,
+  // which the MCP SDK needs initialised when it loads).
+  cjsBundle({ "cm-serve": "src/serve.ts" }, { external: ["@cass-memory/llm", "@cass-memory/store-sqlite", "@cass-memory/store-postgres", "better-sqlite3", "pg"] }),
   {
     entry: { cm: "src/bin.ts", "cm-mcp": "src/mcp-bin.ts" },
     format: ["esm"],

@@ -55,6 +55,15 @@ export function loadSqliteStore(): Promise<typeof import("@cass-memory/store-sql
 }
 
 /**
+ * Loads the PostgreSQL store (`@cass-memory/store-postgres`), only when `storage.backend` is
+ * postgres; like the SQLite store it is a lazily run module of this bundle (pg is left to
+ * `require`), and `cm serve` hands this loader to the server's runtime.
+ */
+export function loadPostgresStore(): Promise<typeof import("@cass-memory/store-postgres")> {
+  return import("@cass-memory/store-postgres");
+}
+
+/**
  * True when argv asks for TOON (`--format toon`), or asks for no format while the environment
  * defaults to TOON (used before a command has declared its mode).
  */
@@ -97,7 +106,7 @@ export function createCliContext(argv: readonly string[], options: { verbose: bo
         ctx.loadedRuntimeModule = mod;
         // `cm storage …` reports data left in the other backend itself (no start-up warning).
         const quietStorageWarning = argv.slice(2).find((a) => !a.startsWith("-")) === "storage";
-        return mod.createRuntime({ cliName, verbose: options.verbose, version: VERSION, loadLlm, loadSqliteStore, quietStorageWarning });
+        return mod.createRuntime({ cliName, verbose: options.verbose, version: VERSION, loadLlm, loadSqliteStore, loadPostgresStore, quietStorageWarning });
       }).then((rt) => {
         // From here on, output is redacted with the configured scanner (extras, allowlist).
         const config = rt.deps.config;

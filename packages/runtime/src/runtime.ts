@@ -10,7 +10,7 @@ import { findGitRoot, homeDir, resolveGlobalDir } from "./paths.js";
 import { hostHealthChecks } from "./guard/health.js";
 import { backupStoreFiles } from "./storage/backup.js";
 import { backendFromData, refuseWrites, unreadableConfigError } from "./storage/unreadable-config.js";
-import { openStore, storageFromEnv, storeDirsOf, unmigratedDataWarning, type LoadSqliteModule, type StoreDirs } from "./storage/backend.js";
+import { openStore, storageFromEnv, storeDirsOf, unmigratedDataWarning, type LoadSqliteModule, type PostgresModule, type StoreDirs } from "./storage/backend.js";
 
 export interface RuntimeOptions {
   env?: NodeJS.ProcessEnv;
@@ -46,6 +46,11 @@ export interface RuntimeOptions {
    * import). Never called for the YAML store, so better-sqlite3 stays unloaded.
    */
   loadSqliteStore?: LoadSqliteModule;
+  /**
+   * Loads `@cass-memory/store-postgres` when `storage.backend` is `postgres` (default: a dynamic
+   * import). A bundle that must not contain the store (the CLI's `cm serve`) passes its host's loader.
+   */
+  loadPostgresStore?: () => Promise<PostgresModule>;
   /** Do not warn about data left in the other storage backend (`cm storage`, which reports it itself). */
   quietStorageWarning?: boolean;
 }
@@ -57,6 +62,8 @@ export interface RuntimeStorage {
   dirs: StoreDirs;
   /** Loads the SQLite store module (the runtime's loader). */
   loadSqlite?: LoadSqliteModule;
+  /** Loads the PostgreSQL store module (the runtime's loader). */
+  loadPostgres?: () => Promise<PostgresModule>;
   /** The backend CASS_MEMORY_STORAGE selects (it overrides config.json), or null when unset. */
   envBackend: StorageBackend | null;
 }
@@ -135,6 +142,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const opened = await openStore(config.storage.backend, storeDirs, {
     logger,
     ...(options.loadSqliteStore !== undefined ? { loadSqlite: options.loadSqliteStore } : {}),
+    ...(options.loadPostgresStore !== undefined ? { loadPostgres: options.loadPostgresStore } : {}),
     ...(options.parseCache === false ? { parseCache: false as const } : {}),
     ...(options.memoizeReads ? { memoizeReads: true } : {}),
   });
@@ -192,6 +200,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       dirs: storeDirs,
       envBackend: (storageFromEnv(env).storage?.backend as StorageBackend | undefined) ?? null,
       ...(options.loadSqliteStore !== undefined ? { loadSqlite: options.loadSqliteStore } : {}),
+      ...(options.loadPostgresStore !== undefined ? { loadPostgres: options.loadPostgresStore } : {}),
     },
     close: opened.close,
     // The global playbook as the store keeps it (SQLite: the database).

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { AppError } from "@cass-memory/core";
-import { loadLlm, loadSqliteStore, type CliContext } from "../cli-context.js";
+import { loadLlm, loadPostgresStore, loadSqliteStore, type CliContext } from "../cli-context.js";
 import { intOption } from "../options.js";
 import { VERSION } from "../version.js";
 
@@ -52,7 +52,7 @@ export function registerServe(program: Command, ctx: CliContext): void {
       }
       const server = await loadServer();
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
-      const runtimeOptions = { loadLlm, loadSqliteStore, verbose: ctx.verbose };
+      const runtimeOptions = { loadLlm, loadSqliteStore, loadPostgresStore, verbose: ctx.verbose };
       if (flags.stdio) {
         const handle = await server.runStdioServer({ version: VERSION, runtimeOptions, log });
         server.exitOnSignals(handle.close, log);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { AppError, isPlainObject, migrateSections, parseSectionKey, redactingTransfer, sectionLayer, verifySections, type Layer, type StoreTransfer } from "@cass-memory/core";
 import { atomicWriteFile } from "@cass-memory/store-yaml";
 import type { Runtime } from "../runtime.js";
-import { openStore, type PostgresStoreHandle } from "./backend.js";
+import { defaultLoadPostgres, openStore, type PostgresStoreHandle } from "./backend.js";
 import { fingerprint, layerHasData } from "./layout.js";
 import { redactDatabaseUrl } from "./postgres.js";
 import type { MigrateStorageOptions, MigrateStorageResult } from "./migrate.js";
@@ -166,7 +166,7 @@ export async function migrateToPostgres(rt: Runtime, options: MigrateStorageOpti
 
 async function openStagingStore(rt: Runtime, globalSpace: string, repoSpace: string | null, openOptions: Parameters<typeof openStore>[2]) {
   const dirs = rt.storage.dirs;
-  const loaded = await import("@cass-memory/store-postgres");
+  const loaded = await (openOptions.loadPostgres ?? defaultLoadPostgres)();
   const settings = dirs.postgres as NonNullable<typeof dirs.postgres>;
   const store = loaded.createPostgresStore({
     url: settings.url as string,

@@ -245,7 +245,7 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
 
   // The source: the runtime's own store when it is the source's backend, else one over the live directories.
   let sourceOpened: OpenedStore | null = null;
-  const openOptions = { logger: rt.deps.logger, parseCache: false as const, ...(rt.storage.loadSqlite ? { loadSqlite: rt.storage.loadSqlite } : {}) };
+  const openOptions = { logger: rt.deps.logger, parseCache: false as const, ...(rt.storage.loadSqlite ? { loadSqlite: rt.storage.loadSqlite } : {}), ...(rt.storage.loadPostgres ? { loadPostgres: rt.storage.loadPostgres } : {}) };
   const sourceStore = rt.storage.backend === from ? rt.deps.store : (sourceOpened = await openStore(from, live, openOptions)).store;
   try {
     const source = requireTransfer(sourceStore, from);

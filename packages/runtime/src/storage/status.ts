@@ -204,7 +204,7 @@ export async function storageStatus(rt: Runtime): Promise<StorageStatus> {
   const cli = rt.deps.cliName;
   const backend = rt.storage.backend;
   const layersWanted: Layer[] = dirs.repoDir !== null ? ["global", "repo"] : ["global"];
-  const openOptions = { logger: rt.deps.logger, parseCache: false as const, ...(rt.storage.loadSqlite ? { loadSqlite: rt.storage.loadSqlite } : {}) };
+  const openOptions = { logger: rt.deps.logger, parseCache: false as const, ...(rt.storage.loadSqlite ? { loadSqlite: rt.storage.loadSqlite } : {}), ...(rt.storage.loadPostgres ? { loadPostgres: rt.storage.loadPostgres } : {}) };
 
   const anyDatabase = (await Promise.all(layersWanted.map((l) => exists(sqliteDatabaseOf(dirs, l) ?? "")))).some(Boolean);
   const yamlStore = await openStore("yaml", dirs, openOptions);
