@@ -397,6 +397,7 @@ class LibraryYamlParser {
         // explicit key: `? key`, then `: value` in the same column (or no value: null)
         let q = p + 1;
         while (src.charCodeAt(q) === SPACE) q += 1;
+        if (src.charCodeAt(q) === TAB) bail(); // a tab in the separation: the library strips it, leave it to it
         const k = src.charCodeAt(q) === LF ? bail() : this.valueInLine(q, n);
         if (typeof k !== "string") bail();
         key = k;
@@ -781,12 +782,20 @@ class LibraryYamlParser {
       }
       const nl = src.indexOf("\n", j);
       const indent = j - q;
-      // (a tab after the indentation is content, as in the library: its lines split at spaces only)
+      // (a tab after the indentation is content, as in the library: its lines split at spaces only;
+      // a less indented line of blanks with a tab is an error there: leave it to the library)
+      const blanksOnly = c === TAB && /^[ \t]*$/.test(src.slice(j, nl === -1 ? len : nl));
       if (contentIndent === -1) {
-        if (indent <= n) break;
+        if (indent <= n) {
+          if (blanksOnly) bail();
+          break;
+        }
         contentIndent = indent;
       }
-      if (indent < contentIndent) break;
+      if (indent < contentIndent) {
+        if (blanksOnly) bail();
+        break;
+      }
       q = nl === -1 ? len : nl + 1;
     }
     this.pos = q;

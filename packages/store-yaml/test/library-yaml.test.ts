@@ -168,7 +168,7 @@ describe("parseLibraryYaml on the earlier cm's files", () => {
   });
 
   it("gives up (undefined) on what it does not read, so the caller falls back", () => {
-    for (const text of ["", "# c\n", "a: !!str 1\n", "%YAML 1.2\n---\na: 1\n", "---\na: 1\n", "a: [x]\n", "a: {b: 1}\n", "a: 1\na: 2\n", "a: 1\r\n", "\ufeffa: 1\n", "\ta: 1\n", "x\n", "a: *nope\n", "a: b: c\n", "- x\nb: 1\n", "a: 1\n- x\n"]) {
+    for (const text of ["? \ttab\n: 1\n", "a: |+\n  x\n\t\nb: 1\n", "", "# c\n", "a: !!str 1\n", "%YAML 1.2\n---\na: 1\n", "---\na: 1\n", "a: [x]\n", "a: {b: 1}\n", "a: 1\na: 2\n", "a: 1\r\n", "\ufeffa: 1\n", "\ta: 1\n", "x\n", "a: *nope\n", "a: b: c\n", "- x\nb: 1\n", "a: 1\n- x\n"]) {
       expect(parseLibraryYaml(text), JSON.stringify(text)).toBeUndefined();
     }
   });
