@@ -94,3 +94,4 @@ export type {
 } from "./schemas/records.js";
 export { decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "./schemas/codec.js";
 export { camelizeDeep, camelizeKnownKeys, isPlainObject, snakeToCamel } from "./schemas/tolerant.js";
+export { BULLET_OPTIONAL_CHECKS, BULLET_REQUIRED_CHECKS, isCanonicalBullet } from "./schemas/bullet-check.js";

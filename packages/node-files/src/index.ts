@@ -16,3 +16,5 @@ export { atomicWriteFile, FILE_MODE, tempPathFor } from "./atomic-write.js";
 export { appendJsonl, listDir, readError, readJsonl } from "./jsonl.js";
 export type { JsonlLines } from "./jsonl.js";
 export { crashPoint, CRASH_POINT_ENV } from "./crash-point.js";
+export { backupFile, mutateConfigJson, readFailure, readStarterDir, readTextIfExists } from "./hand-edited-files.js";
+export type { YamlParser } from "./hand-edited-files.js";

@@ -4,4 +4,4 @@ export { redactUrl, scrubSecrets } from "./database.js";
 export { tsQueryOf } from "./candidate-search.js";
 export { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 export type { Migration } from "./schema.js";
-export type { YamlParser } from "./files.js";
+export type { YamlParser } from "@cass-memory/node-files";

@@ -1,6 +1,5 @@
-import { AppError, BulletSchema, PlaybookSchema, createEmptyPlaybook, hashContent } from "@cass-memory/core";
+import { AppError, BulletSchema, PlaybookSchema, createEmptyPlaybook, hashContent, isCanonicalBullet } from "@cass-memory/core";
 import type { Bullet, Layer, Playbook } from "@cass-memory/core";
-import { isCanonicalBullet } from "./bullet-check.js";
 import { pgText, type Sql } from "./database.js";
 
 /**

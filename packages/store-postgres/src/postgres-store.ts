@@ -56,10 +56,9 @@ import type {
   Store,
   StoreLocations,
 } from "@cass-memory/core";
-import { atomicWriteFile, crashPoint, DEFAULT_LOCK_TIMEOUT_MS, withLock, type LockOptions } from "@cass-memory/node-files";
+import { atomicWriteFile, backupFile, crashPoint, DEFAULT_LOCK_TIMEOUT_MS, mutateConfigJson, readStarterDir, withLock, type LockOptions, type YamlParser } from "@cass-memory/node-files";
 import { ACTIVE_FILTER, tsQueryOf } from "./candidate-search.js";
 import { PgDatabase, pgFailure, pgText, type Sql } from "./database.js";
-import { backupFile, mutateConfigJson, readStarterDir, type YamlParser } from "./files.js";
 import { clearStoredPlaybook, decodeCandidates, emptyStored, readStoredPlaybook, readStoredSubset, writeStoredPlaybook } from "./playbook-rows.js";
 import { createPostgresTransfer } from "./transfer.js";
 

@@ -15,9 +15,7 @@ import {
 } from "@cass-memory/core";
 import type { FixResult, FixableIssue, HealthCheck, JournalEvent, Layer, Logger, Playbook, StoreDiagnosis } from "@cass-memory/core";
 import type { LayerDatabase } from "./database.js";
-import { backupFile } from "./files.js";
-import { atomicWriteFile } from "@cass-memory/node-files";
-import { isProcessAlive, withLock, type LockOptions } from "@cass-memory/node-files";
+import { atomicWriteFile, backupFile, isProcessAlive, withLock, type LockOptions } from "@cass-memory/node-files";
 import { readStoredPlaybook } from "./playbook-rows.js";
 import { SCHEMA_VERSION } from "./schema.js";
 

@@ -4,7 +4,7 @@ export type { BulletCandidate } from "./playbook-rows.js";
 export { ftsQueryOf } from "./playbook-rows.js";
 export { searchCandidateRows } from "./candidate-search.js";
 export type { SynchronousMode } from "./database.js";
-export type { YamlParser } from "./files.js";
+export type { YamlParser } from "@cass-memory/node-files";
 export { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 export type { Migration } from "./schema.js";
 export { DIAGNOSTIC_CATEGORIES } from "./diagnostics.js";

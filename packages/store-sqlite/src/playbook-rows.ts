@@ -1,6 +1,5 @@
-import { BulletSchema, PlaybookSchema, createEmptyPlaybook, hashContent } from "@cass-memory/core";
+import { BulletSchema, PlaybookSchema, createEmptyPlaybook, hashContent, isCanonicalBullet } from "@cass-memory/core";
 import type { Bullet, CandidateSearch, Layer, Playbook } from "@cass-memory/core";
-import { isCanonicalBullet } from "./bullet-check.js";
 import { searchCandidateRows } from "./candidate-search.js";
 import { corruptDatabase, type Db } from "./database.js";
 

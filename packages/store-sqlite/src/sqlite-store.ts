@@ -64,8 +64,7 @@ import { LayerDatabase, type Db, type SynchronousMode } from "./database.js";
 import { getDocument, linesOf, markFile, notInRepo, putDocument } from "./row-helpers.js";
 import { createSqliteDiagnostics } from "./diagnostics.js";
 import { createSqliteTransfer } from "./transfer.js";
-import { backupFile, mutateConfigJson, readStarterDir, type YamlParser } from "./files.js";
-import { atomicWriteFile, crashPoint, DEFAULT_LOCK_TIMEOUT_MS, withLock, withNamedLock, type LockOptions } from "@cass-memory/node-files";
+import { atomicWriteFile, backupFile, crashPoint, DEFAULT_LOCK_TIMEOUT_MS, mutateConfigJson, readStarterDir, withLock, withNamedLock, type LockOptions, type YamlParser } from "@cass-memory/node-files";
 import {
   clearStoredPlaybook,
   decodeBullet,

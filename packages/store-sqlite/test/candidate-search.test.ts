@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BULLET_KEYS, BulletSchema, type Bullet } from "@cass-memory/core";
 import { createTestBullet } from "@cass-memory/core/testing";
-import { BULLET_OPTIONAL_CHECKS, BULLET_REQUIRED_CHECKS, isCanonicalBullet } from "../src/bullet-check.js";
+import { BULLET_OPTIONAL_CHECKS, BULLET_REQUIRED_CHECKS, isCanonicalBullet } from "@cass-memory/core";
 import { FTS_TOKENIZER, bestIndexes, conceptExpression, distinctTermWords } from "../src/candidate-search.js";
 import type { SqliteStore } from "../src/index.js";
 import { makeStore, useTestDir, withDb } from "./helpers.js";

@@ -10,11 +10,11 @@ import {
   MATURITIES,
   VERIFICATION_MODES,
   VERIFICATION_TYPES,
-} from "@cass-memory/core";
-import type { Bullet } from "@cass-memory/core";
+} from "./playbook.js";
+import type { Bullet } from "./playbook.js";
 
 /**
- * A fast path for decoding bullet rows. The store writes a bullet's body as the JSON of the
+ * A fast path for decoding the bullet rows of database-backed stores (SQLite, PostgreSQL). The store writes a bullet's body as the JSON of the
  * bullet BulletSchema produced (every mutation validates the playbook first), so such a body,
  * parsed, is already what BulletSchema would return: every defaulted field present, every value
  * of its type. `isCanonicalBullet` recognises exactly such values with plain checks, ~20 times

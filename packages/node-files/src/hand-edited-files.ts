@@ -3,10 +3,11 @@ import { copyFile, mkdir, open, readFile, readdir, rename, unlink } from "node:f
 import { dirname, join } from "node:path";
 import { AppError } from "@cass-memory/core";
 import type { StarterFile } from "@cass-memory/core";
-import { atomicWriteFile, withLock, type LockOptions } from "@cass-memory/node-files";
+import { atomicWriteFile } from "./atomic-write.js";
+import { withLock, type LockOptions } from "./lock.js";
 
 /**
- * The files this store leaves as files, because people edit them by hand: the global `config.json`
+ * The files a database-backed store (SQLite, PostgreSQL) leaves as files, because people edit them by hand: the global `config.json`
  * and the custom starter playbooks in `<globalDir>/starters/`. Same formats, locks and atomic writes
  * as the YAML store.
  */
