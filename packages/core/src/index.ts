@@ -94,6 +94,7 @@ export {
   sortSectionKeys,
 } from "./storage/sections.js";
 export type { SectionAddress } from "./storage/sections.js";
+export { DIARY_ID, decodeDiaryText, diaryEntryForWrite } from "./storage/diary-records.js";
 export { updateLogLine, updateLogText } from "./storage/log-update.js";
 export type { LogLineUpdate } from "./storage/log-update.js";
 export { migrateSections, summarizeSection, verifySections } from "./storage/migrate.js";

@@ -5,7 +5,9 @@ import {
   AppError,
   COST_DIR,
   COST_TOTAL_FILE,
-  DiaryEntrySchema,
+  DIARY_ID,
+  decodeDiaryText,
+  diaryEntryForWrite,
   JournalEventSchema,
   ONBOARDING_STATE_FILE,
   PROCESSED_LOG_DIR,
@@ -81,7 +83,6 @@ export const DEFAULT_SCHEMA = "cass_memory";
 /** The channel `pg_notify` announces every committed write on (payload: the layer's space key). */
 export const CHANGE_CHANNEL = "cass_memory_changes";
 
-const DIARY_ID = /^[A-Za-z0-9._-]+$/;
 const LOCK_NAME = /^[A-Za-z0-9._-]+$/;
 const COST_TOTAL_DOC = `${COST_DIR}/${COST_TOTAL_FILE}`;
 const MAX_SPACE_LENGTH = 1_000;
@@ -480,24 +481,14 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   // Diaries (global layer)
 
   function decodeDiary(name: string, text: string): DiaryEntry | null {
-    const at = recordPath(globalSpace, `diary/${name}.json`);
-    try {
-      const parsed = DiaryEntrySchema.safeParse(JSON.parse(text));
-      if (parsed.success) return parsed.data;
-      logger.warn(`Skipping invalid diary entry ${at}: ${formatZodIssues(parsed.error)}`);
-    } catch {
-      logger.warn(`Skipping diary entry ${at}: not valid JSON`);
-    }
+    const decoded = decodeDiaryText(text, recordPath(globalSpace, `diary/${name}.json`));
+    if ("entry" in decoded) return decoded.entry;
+    logger.warn(decoded.warning);
     return null;
   }
 
   async function writeDiary(entry: DiaryEntry): Promise<string> {
-    const parsed = DiaryEntrySchema.safeParse(entry);
-    if (!parsed.success) throw new AppError("VALIDATION_FAILED", `Invalid diary entry: ${formatZodIssues(parsed.error)}`);
-    const data = parsed.data;
-    if (!DIARY_ID.test(data.id)) {
-      throw new AppError("VALIDATION_FAILED", `Invalid diary id "${data.id}": only letters, digits, '.', '_' and '-' are allowed.`);
-    }
+    const data = diaryEntryForWrite(entry);
     await db.write(globalSpace, async (sql) => {
       const seq = ((await sql.query("SELECT coalesce(max(written_seq), 0) + 1 AS n FROM cm_diaries WHERE space = $1", [globalSpace])).rows[0]?.n as number) ?? 1;
       await sql.query(

@@ -6,7 +6,9 @@ import {
   AppError,
   COST_DIR,
   COST_TOTAL_FILE,
-  DiaryEntrySchema,
+  DIARY_ID,
+  decodeDiaryText,
+  diaryEntryForWrite,
   JournalEventSchema,
   ONBOARDING_STATE_FILE,
   PROCESSED_LOG_DIR,
@@ -94,7 +96,6 @@ export const LOG_FILES: Readonly<Record<LogName, string>> = {
   "reflection-runs": "reflection-runs.jsonl",
 };
 
-const DIARY_ID = /^[A-Za-z0-9._-]+$/;
 const COST_TOTAL_DOC = `${COST_DIR}/${COST_TOTAL_FILE}`;
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 
@@ -463,24 +464,14 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   // Diaries (global database)
 
   function decodeDiary(name: string, text: string): DiaryEntry | null {
-    const where = recordPath(globalDb, `diary/${name}.json`);
-    try {
-      const parsed = DiaryEntrySchema.safeParse(JSON.parse(text));
-      if (parsed.success) return parsed.data;
-      logger.warn(`Skipping invalid diary entry ${where}: ${formatZodIssues(parsed.error)}`);
-    } catch {
-      logger.warn(`Skipping diary entry ${where}: not valid JSON`);
-    }
+    const decoded = decodeDiaryText(text, recordPath(globalDb, `diary/${name}.json`));
+    if ("entry" in decoded) return decoded.entry;
+    logger.warn(decoded.warning);
     return null;
   }
 
   async function writeDiary(entry: DiaryEntry): Promise<string> {
-    const parsed = DiaryEntrySchema.safeParse(entry);
-    if (!parsed.success) throw new AppError("VALIDATION_FAILED", `Invalid diary entry: ${formatZodIssues(parsed.error)}`);
-    const data = parsed.data;
-    if (!DIARY_ID.test(data.id)) {
-      throw new AppError("VALIDATION_FAILED", `Invalid diary id "${data.id}": only letters, digits, '.', '_' and '-' are allowed.`);
-    }
+    const data = diaryEntryForWrite(entry);
     await globalDb.write((db) => {
       const seq = (db.prepare("SELECT coalesce(max(written_seq), 0) + 1 FROM diaries").pluck().get() as number) ?? 1;
       db.prepare(

@@ -1,13 +1,13 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
-  AppError,
   COST_DIR,
   COST_TOTAL_FILE,
-  DiaryEntrySchema,
+  DIARY_ID,
+  decodeDiaryText,
+  diaryEntryForWrite,
   addCost,
   decodeCostTotals,
-  formatZodIssues,
   isAppError,
   monthlyCostFile,
 } from "@cass-memory/core";
@@ -20,7 +20,6 @@ import { appendJsonl, atomicWriteFile, listDir, withLock, withNamedLock, type Lo
  * (`reflections/<name>.lock.d`; reflect uses `<log>.processed.log.orchestrator`, the name the original locks, so the two never reflect at once).
  */
 
-const DIARY_ID = /^[A-Za-z0-9._-]+$/;
 
 export interface LearningFilesOptions {
   globalDir: string;
@@ -42,24 +41,16 @@ export function createLearningFiles(options: LearningFilesOptions) {
     } catch {
       return null;
     }
-    try {
-      const parsed = DiaryEntrySchema.safeParse(JSON.parse(text));
-      if (parsed.success) return parsed.data;
-      logger.warn(`Skipping invalid diary entry ${path}: ${formatZodIssues(parsed.error)}`);
-    } catch {
-      logger.warn(`Skipping diary entry ${path}: not valid JSON`);
-    }
+    const decoded = decodeDiaryText(text, path);
+    if ("entry" in decoded) return decoded.entry;
+    logger.warn(decoded.warning);
     return null;
   }
 
   async function writeDiary(entry: DiaryEntry): Promise<string> {
-    const parsed = DiaryEntrySchema.safeParse(entry);
-    if (!parsed.success) throw new AppError("VALIDATION_FAILED", `Invalid diary entry: ${formatZodIssues(parsed.error)}`);
-    if (!DIARY_ID.test(parsed.data.id)) {
-      throw new AppError("VALIDATION_FAILED", `Invalid diary id "${parsed.data.id}": only letters, digits, '.', '_' and '-' are allowed.`);
-    }
-    const path = join(diaryDir, `${parsed.data.id}.json`);
-    await atomicWriteFile(path, JSON.stringify(parsed.data, null, 2));
+    const data = diaryEntryForWrite(entry);
+    const path = join(diaryDir, `${data.id}.json`);
+    await atomicWriteFile(path, JSON.stringify(data, null, 2));
     return path;
   }
 

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { DIARY_ID } from "./diary-records.js";
 import { AppError } from "../errors.js";
 import { formatZodIssues } from "../operation.js";
 import { isProcessedLogName } from "../operations/onboard-records.js";
@@ -183,7 +184,6 @@ function parseAll<S extends z.ZodType>(key: string, what: string, values: unknow
   });
 }
 
-const DIARY_ID = /^[A-Za-z0-9._-]+$/;
 
 /**
  * The diary entries a section can carry, in the given order: an entry whose id a store cannot
