@@ -95,6 +95,7 @@ export {
 } from "./storage/sections.js";
 export type { SectionAddress } from "./storage/sections.js";
 export { DIARY_ID, decodeDiaryText, diaryEntryForWrite } from "./storage/diary-records.js";
+export { POSITION_STEP, keptRows, longestIncreasing, spreadPositions } from "./storage/row-positions.js";
 export { updateLogLine, updateLogText } from "./storage/log-update.js";
 export type { LogLineUpdate } from "./storage/log-update.js";
 export { migrateSections, summarizeSection, verifySections } from "./storage/migrate.js";

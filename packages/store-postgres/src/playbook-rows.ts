@@ -1,4 +1,4 @@
-import { AppError, BulletSchema, PlaybookSchema, createEmptyPlaybook, hashContent, isCanonicalBullet } from "@cass-memory/core";
+import { AppError, BulletSchema, POSITION_STEP, PlaybookSchema, createEmptyPlaybook, hashContent, isCanonicalBullet, keptRows, spreadPositions } from "@cass-memory/core";
 import type { Bullet, Layer, Playbook } from "@cass-memory/core";
 import { pgText, type Sql } from "./database.js";
 
@@ -8,7 +8,6 @@ import { pgText, type Sql } from "./database.js";
  * A mutation rewrites only the rows whose JSON changed, in a few set-based statements.
  */
 
-export const POSITION_STEP = 1024;
 
 interface BulletRow {
   row: number;
@@ -116,29 +115,6 @@ function metaJsonOf(playbook: Playbook): string {
   return JSON.stringify(rest);
 }
 
-/** Indexes (into `positions`) of a longest strictly increasing subsequence: rows that can stay put. */
-function longestIncreasing(positions: readonly number[]): Set<number> {
-  const tails: number[] = [];
-  const tailIndex: number[] = [];
-  const previous: number[] = new Array<number>(positions.length).fill(-1);
-  for (let i = 0; i < positions.length; i += 1) {
-    const value = positions[i] as number;
-    let lo = 0;
-    let hi = tails.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((tails[mid] as number) < value) lo = mid + 1;
-      else hi = mid;
-    }
-    tails[lo] = value;
-    tailIndex[lo] = i;
-    previous[i] = lo > 0 ? (tailIndex[lo - 1] as number) : -1;
-  }
-  const keep = new Set<number>();
-  for (let i = tails.length > 0 ? (tailIndex[tails.length - 1] as number) : -1; i >= 0; i = previous[i] as number) keep.add(i);
-  return keep;
-}
-
 const CHUNK = 5_000;
 
 /** Inserts bullets at positions, in batches (unnest of column arrays). */
@@ -182,17 +158,12 @@ export async function writeStoredPlaybook(sql: Sql, space: string, stored: Store
   }
   const bodies = next.bullets.map((b) => JSON.stringify(b));
   const match: Array<BulletRow | undefined> = next.bullets.map((b) => byId.get(b.id)?.shift());
-  const matchedIndexes: number[] = [];
-  for (let i = 0; i < match.length; i += 1) if (match[i] !== undefined) matchedIndexes.push(i);
-  const keepAt = longestIncreasing(matchedIndexes.map((i) => (match[i] as BulletRow).pos));
-  const kept = new Set<number>();
-  matchedIndexes.forEach((index, k) => {
-    if (keepAt.has(k)) kept.add(index);
-  });
+  const matchedPos = match.map((row) => row?.pos);
+  const kept = keptRows(matchedPos);
 
-  const positions = new Array<number>(next.bullets.length);
-  let renumber = false;
+  let positions: number[];
   if (stored.partial) {
+    positions = new Array<number>(next.bullets.length);
     // The end of the playbook is read only when something is appended.
     let end = -1;
     if (match.some((row) => row === undefined)) {
@@ -203,30 +174,7 @@ export async function writeStoredPlaybook(sql: Sql, space: string, stored: Store
       const row = match[i];
       positions[i] = row !== undefined ? row.pos : (end += POSITION_STEP);
     }
-  }
-  for (let i = 0; i < next.bullets.length && !stored.partial; ) {
-    if (kept.has(i)) {
-      positions[i] = (match[i] as BulletRow).pos;
-      i += 1;
-      continue;
-    }
-    let j = i;
-    while (j < next.bullets.length && !kept.has(j)) j += 1;
-    const count = j - i;
-    const lo = i > 0 ? (positions[i - 1] as number) : undefined;
-    const hi = j < next.bullets.length ? (match[j] as BulletRow).pos : undefined;
-    for (let k = 0; k < count; k += 1) {
-      if (lo === undefined && hi === undefined) positions[i + k] = k * POSITION_STEP;
-      else if (hi === undefined) positions[i + k] = (lo as number) + (k + 1) * POSITION_STEP;
-      else if (lo === undefined) positions[i + k] = hi - (count - k) * POSITION_STEP;
-      else {
-        if (hi - lo - 1 < count) renumber = true;
-        positions[i + k] = lo + Math.floor(((k + 1) * (hi - lo)) / (count + 1));
-      }
-    }
-    i = j;
-  }
-  if (renumber) for (let i = 0; i < positions.length; i += 1) positions[i] = i * POSITION_STEP;
+  } else positions = spreadPositions(matchedPos, kept);
 
   const inserts: Array<{ pos: number; bullet: Bullet; body: string }> = [];
   const changed: Array<{ row: number; pos: number; bullet: Bullet; body: string }> = [];

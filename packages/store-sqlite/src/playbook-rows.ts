@@ -1,4 +1,4 @@
-import { BulletSchema, PlaybookSchema, createEmptyPlaybook, hashContent, isCanonicalBullet } from "@cass-memory/core";
+import { BulletSchema, POSITION_STEP, PlaybookSchema, createEmptyPlaybook, hashContent, isCanonicalBullet, keptRows, spreadPositions } from "@cass-memory/core";
 import type { Bullet, CandidateSearch, Layer, Playbook } from "@cass-memory/core";
 import { searchCandidateRows } from "./candidate-search.js";
 import { corruptDatabase, type Db } from "./database.js";
@@ -9,8 +9,6 @@ import { corruptDatabase, type Db } from "./database.js";
  * changed, and keeps the order with sparse positions.
  */
 
-/** Distance between the positions of consecutive bullets when they are (re)numbered. */
-export const POSITION_STEP = 1024;
 
 interface BulletRow {
   row: number;
@@ -133,32 +131,6 @@ function columnsOf(bullet: Bullet): unknown[] {
 }
 
 /**
- * Indexes (into `matched`) of a longest strictly increasing subsequence of positions: the rows
- * that can keep their position while the others move around them.
- */
-function longestIncreasing(positions: readonly number[]): Set<number> {
-  const tails: number[] = [];
-  const tailIndex: number[] = [];
-  const previous: number[] = new Array<number>(positions.length).fill(-1);
-  for (let i = 0; i < positions.length; i += 1) {
-    const value = positions[i] as number;
-    let lo = 0;
-    let hi = tails.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((tails[mid] as number) < value) lo = mid + 1;
-      else hi = mid;
-    }
-    tails[lo] = value;
-    tailIndex[lo] = i;
-    previous[i] = lo > 0 ? (tailIndex[lo - 1] as number) : -1;
-  }
-  const keep = new Set<number>();
-  for (let i = tails.length > 0 ? (tailIndex[tails.length - 1] as number) : -1; i >= 0; i = previous[i] as number) keep.add(i);
-  return keep;
-}
-
-/**
  * Writes `next` over `stored` inside the caller's write transaction: the playbook row, then only
  * the bullet rows that were added, removed, changed or moved. Returns the new revision. When
  * `stored` is partial, rows that were not read are neither moved nor removed.
@@ -179,48 +151,20 @@ export function writeStoredPlaybook(db: Db, stored: StoredPlaybook, next: Playbo
   }
   const bodies = next.bullets.map((b) => JSON.stringify(b));
   const match: Array<BulletRow | undefined> = next.bullets.map((b) => byId.get(b.id)?.shift());
-  const matchedIndexes: number[] = [];
-  for (let i = 0; i < match.length; i += 1) if (match[i] !== undefined) matchedIndexes.push(i);
-  const keepAt = longestIncreasing(matchedIndexes.map((i) => (match[i] as BulletRow).pos));
-  const kept = new Set<number>();
-  matchedIndexes.forEach((index, k) => {
-    if (keepAt.has(k)) kept.add(index);
-  });
+  const matchedPos = match.map((row) => row?.pos);
+  const kept = keptRows(matchedPos);
 
   // Positions: kept rows stay; the others are spread over the gaps between kept neighbours.
-  const positions = new Array<number>(next.bullets.length);
-  let renumber = false;
+  let positions: number[];
   if (stored.partial) {
     // Only some rows were read: matched rows keep their place, new bullets go after the last row.
+    positions = new Array<number>(next.bullets.length);
     let end = Number(db.prepare("SELECT coalesce(max(pos), -1) FROM bullets").pluck().get());
     for (let i = 0; i < next.bullets.length; i += 1) {
       const row = match[i];
       positions[i] = row !== undefined ? row.pos : (end += POSITION_STEP);
     }
-  }
-  for (let i = 0; i < next.bullets.length && !stored.partial; ) {
-    if (kept.has(i)) {
-      positions[i] = (match[i] as BulletRow).pos;
-      i += 1;
-      continue;
-    }
-    let j = i;
-    while (j < next.bullets.length && !kept.has(j)) j += 1;
-    const count = j - i;
-    const lo = i > 0 ? (positions[i - 1] as number) : undefined;
-    const hi = j < next.bullets.length ? (match[j] as BulletRow).pos : undefined;
-    for (let k = 0; k < count; k += 1) {
-      if (lo === undefined && hi === undefined) positions[i + k] = k * POSITION_STEP;
-      else if (hi === undefined) positions[i + k] = (lo as number) + (k + 1) * POSITION_STEP;
-      else if (lo === undefined) positions[i + k] = hi - (count - k) * POSITION_STEP;
-      else {
-        if (hi - lo - 1 < count) renumber = true;
-        positions[i + k] = lo + Math.floor(((k + 1) * (hi - lo)) / (count + 1));
-      }
-    }
-    i = j;
-  }
-  if (renumber) for (let i = 0; i < positions.length; i += 1) positions[i] = i * POSITION_STEP;
+  } else positions = spreadPositions(matchedPos, kept);
 
   const insert = db.prepare(
     "INSERT INTO bullets (pos, id, category, content, tags, state, maturity, deprecated, updated_at, content_hash, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
