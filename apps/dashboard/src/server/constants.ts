@@ -1,0 +1,2 @@
+/** Path under which the dashboard (page and API) is mounted. */
+export const DASHBOARD_PREFIX = "/dashboard";
