@@ -1,0 +1,85 @@
+// Shapes of the /dashboard/api responses the page reads (apps/dashboard/API.md). Fields the page
+// does not use are left out; unknown extra fields are ignored.
+
+export type Counts = Record<string, number>;
+
+export interface Overview {
+  store: { backend: string; playbookPath?: string };
+  generatedAt: string;
+  counts: {
+    total: number;
+    active: number;
+    byState: Counts;
+    byMaturity: Counts;
+    byKind: Counts;
+    byScope: Counts;
+    byCategory: Counts;
+  };
+  scoreHistogram: { from: number; to: number; count: number }[];
+  feedback: { helpful: number; harmful: number; last7Days: { helpful: number; harmful: number } };
+}
+
+export interface RuleSummary {
+  id: string;
+  content: string;
+  category: string;
+  kind: string;
+  scope: string;
+  state: string;
+  maturity: string;
+  score: number;
+  helpfulCount: number;
+  harmfulCount: number;
+  pinned: boolean;
+  createdAt: string;
+  updatedAt: string;
+  deprecated?: boolean;
+}
+
+export interface RuleDetail {
+  rule: RuleSummary & Record<string, unknown> & { tags?: string[]; deprecated?: boolean; pinnedReason?: string; deprecationReason?: string };
+  scoreSeries: { at: string; score: number }[];
+  events: { at: string; type: "helpful" | "harmful"; sessionPath?: string; reason?: string }[];
+  journal: { at: string; op: string; summary: string; runId?: string }[];
+}
+
+export interface Risk {
+  atRisk: (RuleSummary & { reason?: string })[];
+  stale: (RuleSummary & { daysSinceFeedback?: number | null })[];
+  expiring: (RuleSummary & { expiresInDays?: number })[];
+}
+
+export interface Duplicates {
+  pairs: { a: RuleSummary; b: RuleSummary; similarity: number }[];
+  conflicts: { a: RuleSummary; b: RuleSummary; reason: string }[];
+}
+
+export interface Run {
+  runId: string;
+  at: string;
+  mode?: string;
+  sessions?: number | string[];
+  added: string[];
+  updated: string[];
+  removed: string[];
+  reverted: boolean;
+}
+
+export interface Trauma {
+  id?: string;
+  pattern: string;
+  reason?: string;
+  description?: string;
+  severity?: string;
+  scope?: string;
+  createdAt?: string;
+  healed?: boolean;
+  status?: string;
+}
+
+export interface ContextEntry {
+  at: string;
+  task: string;
+  returned: { id: string; content?: string }[];
+  markedAfter: { id: string; type: string; at: string }[];
+}
