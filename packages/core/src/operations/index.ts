@@ -43,6 +43,7 @@ import {
 } from "./onboard.js";
 
 import { undoRunOperation } from "./undo-run.js";
+import { playbookCategoryOperation, playbookPinOperation } from "./playbook-pin.js";
 import { reflectOperation } from "./reflect.js";
 import { diaryOperation } from "./diary.js";
 import { auditOperation } from "./audit.js";
@@ -58,6 +59,8 @@ export const operations = [
   playbookGetOperation,
   playbookAddOperation,
   playbookRemoveOperation,
+  playbookPinOperation,
+  playbookCategoryOperation,
   playbookExportOperation,
   playbookImportOperation,
   rememberOperation,
