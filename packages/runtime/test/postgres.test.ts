@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { exitCodeOf, isAppError, verifySections, type AppError } from "@cass-memory/core";
 import { createTestBullet } from "@cass-memory/core/testing";
+import { SCHEMA_VERSION } from "@cass-memory/store-postgres";
 import { createRuntime, type Runtime } from "../src/runtime.js";
 import { closeAllStores } from "../src/storage/backend.js";
 import { migrateStorage } from "../src/storage/migrate.js";
@@ -123,7 +124,7 @@ describe("PostgreSQL backend through the runtime", () => {
     expect((await pgB.deps.store.readPlaybook("global"))?.bullets.map((x) => x.id)).toEqual(["b-global-0", "b-global-1", "b-global-2", "b-global-3", "b-global-4"]);
     expect((await pgB.deps.store.readPlaybook("repo"))?.bullets.map((x) => x.id)).toEqual(["b-repo-0", "b-repo-1", "b-repo-2", "b-repo-3", "b-repo-4"]);
     const status = await storageStatus(pgB);
-    expect(status.postgres).toMatchObject({ reachable: true, schemaVersion: 1 });
+    expect(status.postgres).toMatchObject({ reachable: true, schemaVersion: SCHEMA_VERSION });
     expect(status.layers.find((l) => l.layer === "repo")?.postgres).toMatchObject({ present: true, bullets: 5, space: "repo:github.com/acme/app" });
     expect(JSON.stringify(status)).not.toContain(passwordOf(server.url));
 

@@ -22,6 +22,7 @@ import type { Runtime } from "../runtime.js";
 import { openStore, type OpenedStore, type StoreDirs } from "./backend.js";
 import { fingerprint, layerFiles, layerHasData, moveFile, pathOf } from "./layout.js";
 import { migrateToPostgres } from "./migrate-postgres.js";
+import { migrateFromPostgres } from "./migrate-from-postgres.js";
 
 /**
  * `cm storage migrate --to <backend>`: copies the memory from one backend to the other, section by
@@ -202,12 +203,7 @@ async function existingNames(backend: StorageBackend, dirs: StoreDirs, layer: La
  */
 export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions): Promise<MigrateStorageResult> {
   if (options.to === "postgres") return migrateToPostgres(rt, options);
-  if (rt.storage.backend === "postgres") {
-    throw new AppError("CONFIG_INVALID", `Moving the memory out of PostgreSQL into ${options.to} is not supported yet.`, {
-      hint: `Export the rules with '${rt.deps.cliName} playbook export', switch storage.backend to ${options.to} and import them with '${rt.deps.cliName} playbook import'.`,
-      details: { from: "postgres", to: options.to },
-    });
-  }
+  if (rt.storage.backend === "postgres") return migrateFromPostgres(rt, { ...options, to: options.to });
   const { to } = options;
   const dryRun = Boolean(options.dryRun);
   const now = options.now ?? (() => rt.deps.clock.now());
