@@ -26,30 +26,39 @@ function axis(label?: string): uPlot.Axis {
 }
 
 export interface Bin {
-  from: number;
-  to: number;
+  /** null = open end (below the first edge / from the last edge up). */
+  from: number | null;
+  to: number | null;
   count: number;
 }
 
+export function binLabel(b: Bin): string {
+  if (b.from === null && b.to === null) return "any";
+  if (b.from === null) return `below ${fmtNumber(b.to)}`;
+  if (b.to === null) return `${fmtNumber(b.from)} and up`;
+  return `${fmtNumber(b.from)} to ${fmtNumber(b.to)}`;
+}
+
 export function histogramChart(bins: readonly Bin[]): HTMLElement {
-  const target = h("div", { class: "chart", role: "img", "aria-label": `Score histogram, ${bins.length} bins` });
+  const labels = bins.map(binLabel);
+  const target = h("div", { class: "chart", role: "img", "aria-label": `Score histogram: ${bins.map((b, i) => `${labels[i]}: ${b.count}`).join("; ")}` });
   const table = h(
     "table",
     { class: "data", "data-testid": "histogram-table" },
-    h("caption", null, "Rules per score bin"),
+    h("caption", null, "Active rules per effective-score bin"),
     h("thead", null, h("tr", null, h("th", { scope: "col" }, "Score"), h("th", { scope: "col" }, "Rules"))),
     h(
       "tbody",
       null,
-      bins.map((b) => h("tr", null, h("td", null, `${fmtNumber(b.from)} to ${fmtNumber(b.to)}`), h("td", { class: "num" }, fmtNumber(b.count)))),
+      bins.map((b, i) => h("tr", null, h("td", null, labels[i]), h("td", { class: "num", "data-bin": i }, fmtNumber(b.count)))),
     ),
   );
   const wrap = h("figure", { class: "figure" }, target, h("details", null, h("summary", null, "Show the numbers"), table));
   requestAnimationFrame(() => {
     if (!target.isConnected || bins.length === 0) return;
-    const xs = bins.map((b) => (b.from + b.to) / 2);
+    // Bins are drawn at equal widths (x = bin index) since the outer ones are open-ended.
+    const xs = bins.map((_b, i) => i);
     const ys = bins.map((b) => b.count);
-    const step = bins.length > 1 ? Math.abs((bins[1]?.from ?? 0) - (bins[0]?.from ?? 0)) : 1;
     const chart = new uPlot(
       {
         width: widthOf(target),
@@ -57,10 +66,13 @@ export function histogramChart(bins: readonly Bin[]): HTMLElement {
         legend: { show: false },
         cursor: { show: true, drag: { x: false, y: false } },
         scales: {
-          x: { time: false, range: () => [(bins[0]?.from ?? 0) - step * 0.1, (bins[bins.length - 1]?.to ?? 1) + step * 0.1] },
-          y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+          x: { time: false, range: () => [-0.6, bins.length - 0.4] },
+          y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.1))] },
         },
-        axes: [axis("effective score"), axis("rules")],
+        axes: [
+          { ...axis("effective score"), splits: () => xs, values: (_u, splits) => splits.map((i) => labels[i] ?? "") },
+          axis("active rules"),
+        ],
         series: [
           {},
           {
@@ -68,7 +80,7 @@ export function histogramChart(bins: readonly Bin[]): HTMLElement {
             stroke: BLUE,
             fill: "rgba(26, 86, 176, 0.55)",
             width: 1,
-            paths: uPlot.paths.bars?.({ size: [0.9, Infinity], align: 0 }),
+            paths: uPlot.paths.bars?.({ size: [0.85, Infinity], align: 0 }),
             points: { show: false },
           },
         ],

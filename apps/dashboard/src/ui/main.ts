@@ -620,7 +620,9 @@ window.addEventListener("hashchange", () => {
   lastView = name;
   // Focus moves to the new view only when the view changes (not while filtering the rules list).
   void render().then(() => {
-    if (moved) main.focus();
+    if (!moved) return;
+    main.focus({ preventScroll: true });
+    window.scrollTo(0, 0);
   });
 });
 void render();

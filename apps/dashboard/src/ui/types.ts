@@ -15,7 +15,7 @@ export interface Overview {
     byScope: Counts;
     byCategory: Counts;
   };
-  scoreHistogram: { from: number; to: number; count: number }[];
+  scoreHistogram: { from: number | null; to: number | null; count: number }[];
   feedback: { helpful: number; harmful: number; last7Days: { helpful: number; harmful: number } };
 }
 
@@ -80,6 +80,6 @@ export interface Trauma {
 export interface ContextEntry {
   at: string;
   task: string;
-  returned: { id: string; content?: string }[];
+  returned: { id: string; content?: string | null; antiPattern?: boolean }[];
   markedAfter: { id: string; type: string; at: string }[];
 }
