@@ -323,7 +323,7 @@ function ruleActions(d: RuleDetail): HTMLElement {
   const short = `“${preview(r.content, 80)}”`;
   const id = r.id;
   const button = (label: string, action: string, onclick: () => void, cls = "btn"): HTMLButtonElement => h("button", { type: "button", class: cls, "data-action": action, onclick }, label);
-  const retired = r.state === "retired" || r.deprecated === true;
+  const retired = r.active === false || r.state === "retired" || r.deprecated === true;
   return h(
     "div",
     { class: "toolbar", role: "group", "aria-label": "Actions on this rule" },
@@ -551,11 +551,11 @@ async function traumasView(route: Route): Promise<HTMLElement> {
             "tr",
             { "data-trauma": t.id ?? t.pattern },
             h("td", null, h("code", null, t.pattern)),
-            h("td", null, t.reason ?? t.description ?? "–"),
+            h("td", null, t.trigger_event?.human_message ?? "–"),
             h("td", null, t.severity ?? "–"),
-            h("td", null, t.scope ?? "–"),
-            h("td", null, fmtDate(t.createdAt)),
-            h("td", null, t.status ?? (t.healed ? "healed" : "active")),
+            h("td", null, t.scope === "project" && t.projectPath ? `project (${t.projectPath})` : (t.scope ?? "–")),
+            h("td", null, fmtDate(t.created_at)),
+            h("td", null, t.status ?? "active"),
           ),
         ),
       ),

@@ -37,7 +37,7 @@ export interface RuleSummary {
 }
 
 export interface RuleDetail {
-  rule: RuleSummary & Record<string, unknown> & { tags?: string[]; deprecated?: boolean; pinnedReason?: string; deprecationReason?: string };
+  rule: RuleSummary & Record<string, unknown> & { active?: boolean; tags?: string[]; deprecated?: boolean; pinnedReason?: string; deprecationReason?: string };
   scoreSeries: { at: string; score: number }[];
   events: { at: string; type: "helpful" | "harmful"; sessionPath?: string; reason?: string }[];
   journal: { at: string; op: string; summary: string; runId?: string }[];
@@ -65,16 +65,16 @@ export interface Run {
   reverted: boolean;
 }
 
+/** A trauma record as stored (traumas.jsonl, the original's snake_case fields). */
 export interface Trauma {
   id?: string;
   pattern: string;
-  reason?: string;
-  description?: string;
   severity?: string;
   scope?: string;
-  createdAt?: string;
-  healed?: boolean;
+  projectPath?: string;
   status?: string;
+  created_at?: string;
+  trigger_event?: { session_path?: string; timestamp?: string; human_message?: string };
 }
 
 export interface ContextEntry {
