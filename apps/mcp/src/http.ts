@@ -36,7 +36,23 @@ export interface HttpServerOptions extends ServerContextOptions {
   log?: (line: string) => void;
   /** Close on SIGINT/SIGTERM and exit 130/143 (for executables; default false). */
   handleSignals?: boolean;
+  /**
+   * Handlers tried before the MCP endpoint, in order (e.g. the dashboard at `/dashboard`): each
+   * returns true when it takes the request (and then answers it itself), false to pass it on.
+   */
+  mounts?: ReadonlyArray<HttpMount>;
 }
+
+/** Where a mounted handler runs: the port actually listened on and the bind policy in force. */
+export interface HttpMountInfo {
+  port: number;
+  /** The bound host, lower case, without IPv6 brackets. */
+  boundHost: string;
+  /** Whether Host/Origin are checked (off only for a token-protected non-loopback bind). */
+  checkRebinding: boolean;
+}
+
+export type HttpMount = (req: IncomingMessage, res: ServerResponse, info: HttpMountInfo) => boolean;
 
 export interface HttpServerHandle {
   /** `http://host:port/` as clients should use it. */
@@ -103,6 +119,8 @@ export function hostnameOf(hostHeader: string): string {
 }
 
 const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
+/** SHA-256 of a token, the form `requestHasToken` compares against. */
+export const tokenDigest = digest;
 
 /** The tokens a request presents: `Authorization: Bearer <t>` (any case, extra spaces) and `X-MCP-Token`. */
 function presentedTokens(req: IncomingMessage): string[] {
@@ -117,6 +135,11 @@ function presentedTokens(req: IncomingMessage): string[] {
     if (value.trim() !== "") out.push(value.trim());
   }
   return out;
+}
+
+/** Whether the request presents the token whose digest is `expected` (Bearer or X-MCP-Token; constant-time compare). */
+export function requestHasToken(req: IncomingMessage, expected: Buffer): boolean {
+  return checkToken(req, expected);
 }
 
 function checkToken(req: IncomingMessage, expected: Buffer): boolean {
@@ -295,6 +318,9 @@ export async function startHttpServer(options: HttpServerOptions = {}): Promise<
   let listeningPort = resolved.port;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    for (const mount of options.mounts ?? []) {
+      if (mount(req, res, { port: listeningPort, boundHost, checkRebinding })) return;
+    }
     if (req.method !== "POST") {
       req.resume();
       send(res, 405, undefined, { allow: "POST" });

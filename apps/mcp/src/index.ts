@@ -17,11 +17,13 @@ export {
   MAX_BODY_BYTES,
   normalizeLegacyMessage,
   PAYLOAD_TOO_LARGE_BODY,
+  requestHasToken,
   resolveHttpOptions,
   startHttpServer,
+  tokenDigest,
   UNAUTHORIZED_BODY,
 } from "./http.js";
-export type { HttpServerHandle, HttpServerOptions } from "./http.js";
+export type { HttpMount, HttpMountInfo, HttpServerHandle, HttpServerOptions } from "./http.js";
 export {
   advertisedInputSchema,
   callOperationTool,
