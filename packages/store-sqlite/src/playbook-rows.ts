@@ -103,7 +103,7 @@ export function emptyStored(layer: Layer): StoredPlaybook {
   return { playbook: createEmptyPlaybook(new Date().toISOString(), layer), metaJson: "", rows: [], revision: 0 };
 }
 
-function metaJsonOf(playbook: Playbook): string {
+export function metaJsonOf(playbook: Playbook): string {
   const { bullets: _bullets, ...rest } = playbook;
   return JSON.stringify(rest);
 }
@@ -116,7 +116,7 @@ function sameTags(old: unknown, next: readonly string[] | undefined): boolean {
   return a.length === b.length && a.every((tag, i) => tag === b[i]);
 }
 
-function columnsOf(bullet: Bullet): unknown[] {
+export function columnsOf(bullet: Bullet): unknown[] {
   return [
     bullet.id,
     bullet.category,

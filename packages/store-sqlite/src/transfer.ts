@@ -25,10 +25,12 @@ import {
   sectionLayer,
   sortSectionKeys,
 } from "@cass-memory/core";
-import type { CostEntry, CostTotals, DiaryEntry, JournalEvent, Layer, LogName, Logger, Playbook, StoreSection, StoreTransfer } from "@cass-memory/core";
-import type { Db, LayerDatabase } from "./database.js";
+import { BulletSchema, POSITION_STEP, PlaybookSchema, validatePlaybookForWrite } from "@cass-memory/core";
+import type { Bullet, CostEntry, CostTotals, DiaryEntry, JournalEvent, Layer, LogName, Logger, Playbook, StoreSection, StoreTransfer } from "@cass-memory/core";
+import { crashPoint } from "@cass-memory/node-files";
+import { corruptDatabase, type Db, type LayerDatabase } from "./database.js";
 import { getDocument, linesOf, markFile, notInRepo, putDocument } from "./row-helpers.js";
-import { clearStoredPlaybook, emptyStored, readStoredPlaybook, writeStoredPlaybook } from "./playbook-rows.js";
+import { clearStoredPlaybook, columnsOf, emptyStored, metaJsonOf, readStoredPlaybook, writeStoredPlaybook } from "./playbook-rows.js";
 
 /**
  * Section-wise reading and writing of the SQLite store (`cm storage migrate`). Each section is
@@ -54,7 +56,24 @@ const REVISION_FLOOR = "playbook_revision_floor";
 
 
 
-export function createSqliteTransfer(options: SqliteTransferOptions): StoreTransfer {
+/**
+ * The playbook section written and read bullet by bullet (`cm storage migrate` of a large
+ * playbook): the same rows as `writeSection` of the whole section, without holding the bullets.
+ */
+export interface SqlitePlaybookStreams {
+  /**
+   * Replaces the layer's playbook with `head` (its `bullets` ignored) and the bullets `bullets`
+   * yields, in one write transaction: nothing of it is kept when the iteration or a check throws.
+   * Each bullet is checked as `writeSection` checks a playbook. Returns the bullets written.
+   */
+  writePlaybookStream(key: string, layer: Layer, head: Playbook, bullets: Iterable<Bullet>): Promise<number>;
+  /** The layer's playbook without its bullets (`bullets: []`), or null when it has none. */
+  readPlaybookHead(layer: Layer): Promise<Playbook | null>;
+  /** The layer's bullets in order, validated as a full read validates them, `pageSize` rows per read. */
+  readPlaybookBullets(layer: Layer, pageSize?: number): AsyncGenerator<Bullet, void, undefined>;
+}
+
+export function createSqliteTransfer(options: SqliteTransferOptions): StoreTransfer & SqlitePlaybookStreams {
   const { globalDb, repoDb, logger, logFiles } = options;
   const dbOf = (layer: Layer): LayerDatabase | null => (layer === "global" ? globalDb : repoDb);
 
@@ -284,5 +303,98 @@ export function createSqliteTransfer(options: SqliteTransferOptions): StoreTrans
     });
   }
 
-  return { listSections, readSection, writeSection };
+  // -------------------------------------------------------------------------------------------
+  // The playbook, bullet by bullet
+
+  function invalidBullet(key: string, index: number, message: string, cause?: unknown): AppError {
+    return new AppError("VALIDATION_FAILED", `Refusing to write an invalid playbook to ${key}: bullets.${index}: ${message}`, {
+      hint: "The change was not saved; the playbook is unchanged.",
+      details: { path: key },
+      ...(cause !== undefined ? { cause } : {}),
+    });
+  }
+
+  async function writePlaybookStream(key: string, layer: Layer, head: Playbook, bullets: Iterable<Bullet>): Promise<number> {
+    const address = parseSectionKey(key);
+    if (address.kind !== "playbook" || address.layer !== layer) throw new AppError("VALIDATION_FAILED", `Invalid storage section '${key}': not the ${layer} playbook`);
+    const checkedHead = validatePlaybookForWrite({ ...head, bullets: [] }, key);
+    const ldb = dbOf(layer);
+    if (ldb === null) throw notInRepo();
+    return ldb.write((db) => {
+      const at = new Date().toISOString();
+      // As writePlaybook with an empty stored playbook: the revision continues, the rows are new.
+      const revision = db.prepare("SELECT revision FROM playbook WHERE id = 1").pluck().get() as number | undefined;
+      const floorText = db.prepare("SELECT value FROM meta WHERE key = ?").pluck().get(REVISION_FLOOR) as string | undefined;
+      const last = Math.max(revision ?? 0, floorText !== undefined ? Number(floorText) || 0 : 0);
+      clearStoredPlaybook(db);
+      db.prepare("INSERT INTO playbook (id, body, revision, updated_at) VALUES (1, ?, ?, ?)").run(metaJsonOf(checkedHead), last + 1, at);
+      const insert = db.prepare(
+        "INSERT INTO bullets (pos, id, category, content, tags, state, maturity, deprecated, updated_at, content_hash, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      );
+      let index = 0;
+      for (const input of bullets) {
+        const parsed = BulletSchema.safeParse(input);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0];
+          const where = issue && issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ` : "";
+          throw invalidBullet(key, index, `${where}${issue?.message ?? "invalid"}`, parsed.error);
+        }
+        insert.run(index * POSITION_STEP, ...columnsOf(parsed.data), JSON.stringify(parsed.data));
+        index += 1;
+        // Test-only: a process killed with part of the bullets inserted (the transaction is open).
+        if (index % 1000 === 0) crashPoint("sqlite:migrate-playbook-rows");
+      }
+      markFile(db, "playbook.yaml", at);
+      return index;
+    });
+  }
+
+  async function readPlaybookHead(layer: Layer): Promise<Playbook | null> {
+    const ldb = dbOf(layer);
+    if (ldb === null) return null;
+    const body = ldb.read((db) => db.prepare("SELECT body FROM playbook WHERE id = 1").pluck().get() as string | undefined, undefined);
+    if (body === undefined) return null;
+    let top: unknown;
+    try {
+      top = JSON.parse(body);
+    } catch (error) {
+      throw corruptDatabase(ldb.path, "the playbook record is not valid JSON", error);
+    }
+    if (top === null || typeof top !== "object" || Array.isArray(top)) throw corruptDatabase(ldb.path, "the playbook record is not a JSON object");
+    const parsed = PlaybookSchema.safeParse({ ...(top as Record<string, unknown>), bullets: [] });
+    if (!parsed.success) throw corruptDatabase(ldb.path, parsed.error.issues[0]?.message ?? "schema validation failed", parsed.error);
+    return parsed.data;
+  }
+
+  async function* readPlaybookBullets(layer: Layer, pageSize = 500): AsyncGenerator<Bullet, void, undefined> {
+    const ldb = dbOf(layer);
+    if (ldb === null) return;
+    let after: [number, number] | null = null;
+    for (;;) {
+      const from: [number, number] | null = after;
+      type Row = [number, number, string, string];
+      const page: Row[] = ldb.read(
+        (db): Row[] =>
+          (from === null
+            ? db.prepare("SELECT row, pos, id, body FROM bullets ORDER BY pos, row LIMIT ?").raw().all(pageSize)
+            : db.prepare("SELECT row, pos, id, body FROM bullets WHERE pos > ? OR (pos = ? AND row > ?) ORDER BY pos, row LIMIT ?").raw().all(from[1], from[1], from[0], pageSize)) as Row[],
+        [],
+      );
+      for (const [row, pos, id, body] of page) {
+        let value: unknown;
+        try {
+          value = JSON.parse(body);
+        } catch (error) {
+          throw corruptDatabase(ldb.path, `bullet ${JSON.stringify(id)} (row ${row}) is not valid JSON`, error);
+        }
+        const parsed = BulletSchema.safeParse(value ?? {});
+        if (!parsed.success) throw corruptDatabase(ldb.path, `bullet ${JSON.stringify(id)} (row ${row}): ${parsed.error.issues[0]?.message ?? "invalid"}`, parsed.error);
+        after = [row, pos];
+        yield parsed.data;
+      }
+      if (page.length < pageSize) return;
+    }
+  }
+
+  return { listSections, readSection, writeSection, writePlaybookStream, readPlaybookHead, readPlaybookBullets };
 }

@@ -14,3 +14,5 @@ export {
 export type { LockOptions, LockHandle } from "@cass-memory/node-files";
 export { atomicWriteFile, FILE_MODE } from "@cass-memory/node-files";
 export { ParseCache, PARSE_CACHE_FORMAT } from "./parse-cache.js";
+export { openPlaybookStream, PlaybookStreamUnsupported } from "./playbook-stream.js";
+export type { PlaybookStream } from "./playbook-stream.js";

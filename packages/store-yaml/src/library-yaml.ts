@@ -205,7 +205,7 @@ function doubleQuotedValue(src: string, start: number, end: number): string {
   return res + src.slice(runStart, end);
 }
 
-interface AnchorData {
+export interface AnchorData {
   value: unknown;
   /** The library's alias weight of the anchored node: 0 for an empty collection, else 1. */
   weight: number;
@@ -216,16 +216,20 @@ class LibraryYamlParser {
   /** Start of the next line not consumed yet (or `len`). */
   pos = 0;
   readonly len: number;
-  private readonly anchors = new Map<string, AnchorData>();
   /** Anchors whose node is being read (an alias to them would be circular). */
   private readonly open = new Set<string>();
-  private hasAnchors = false;
+  private hasAnchors: boolean;
   private aliasesRead = 0;
   /** Plain keys already checked (playbooks repeat a few dozen keys many times). */
   private readonly keyChecked = new Map<string, boolean>();
 
-  constructor(private readonly src: string) {
+  /** `anchors`: the anchors of earlier pieces of the same document (see parseLibraryYamlPiece), filled in as read. */
+  constructor(
+    private readonly src: string,
+    private readonly anchors: Map<string, AnchorData> = new Map(),
+  ) {
     this.len = src.length;
+    this.hasAnchors = anchors.size > 0;
   }
 
   document(): unknown {
@@ -885,6 +889,20 @@ function blockScalarValue(region: string, folded: boolean, chomp: string, baseIn
 export function parseLibraryYaml(text: string): unknown {
   try {
     return new LibraryYamlParser(text).document();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads one piece of a larger document in the same format (e.g. one item of a long sequence, cut
+ * out by a streaming reader), with `anchors` carrying the anchors defined by the pieces before it
+ * (and receiving the ones this piece defines), so that an alias to an earlier piece resolves as in
+ * the whole document, alias-count limit included. `undefined` when the piece is outside the subset.
+ */
+export function parseLibraryYamlPiece(text: string, anchors: Map<string, AnchorData>): unknown {
+  try {
+    return new LibraryYamlParser(text, anchors).document();
   } catch {
     return undefined;
   }

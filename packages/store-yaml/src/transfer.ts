@@ -30,6 +30,7 @@ import { atomicWriteFile, listDir, readError, readJsonl, withLock, type LockOpti
 import { backupFile } from "./diagnostics.js";
 import { intentPathFor, pendingView, readBytesOrNull } from "./journal-intent.js";
 import { REPO_PLAYBOOK_HEADER, decodePlaybook, leadingComments, toYaml } from "./yaml-codec.js";
+import { openPlaybookStream, type PlaybookStream } from "./playbook-stream.js";
 
 /**
  * Section-wise reading and writing of the YAML store (`cm storage migrate`). Every section is
@@ -115,7 +116,16 @@ async function writeJsonLines(path: string, records: readonly unknown[]): Promis
   await atomicWriteFile(path, records.map((record) => JSON.stringify(record)).join("\n") + "\n");
 }
 
-export function createYamlTransfer(options: YamlTransferOptions): StoreTransfer {
+/** The playbook section read bullet by bullet (`cm storage migrate` of a large playbook). */
+export interface YamlPlaybookStreams {
+  /**
+   * The layer's playbook file opened for reading bullet by bullet (see playbook-stream.ts): null
+   * when the layer has no playbook file, undefined when the file must be read whole (readSection).
+   */
+  openPlaybookStream(layer: Layer): PlaybookStream | null | undefined;
+}
+
+export function createYamlTransfer(options: YamlTransferOptions): StoreTransfer & YamlPlaybookStreams {
   const { globalDir, repoDir, diaryDir, logger, lockOptions, logFiles } = options;
   const costDir = join(globalDir, COST_DIR);
   const totalPath = join(costDir, COST_TOTAL_FILE);
@@ -414,6 +424,11 @@ export function createYamlTransfer(options: YamlTransferOptions): StoreTransfer 
     }
   }
 
-  return { listSections, readSection, writeSection };
+  function openLayerPlaybookStream(layer: Layer): PlaybookStream | null | undefined {
+    const path = layerDir(layer) === null ? null : options.playbookPath(layer);
+    return path === null ? null : openPlaybookStream(path, layer);
+  }
+
+  return { listSections, readSection, writeSection, openPlaybookStream: openLayerPlaybookStream };
 }
 

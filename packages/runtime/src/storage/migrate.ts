@@ -9,18 +9,23 @@ import {
   redactingTransfer,
   sectionLayer,
   summarizeSection,
+  tallyTotal,
   verifySections,
   type Layer,
+  type SecretTally,
   type SectionDifference,
   type SectionSummary,
   type Store,
   type StoreTransfer,
   type StorageBackend,
+  type MigrateSectionsResult,
+  type VerifySectionsResult,
 } from "@cass-memory/core";
 import { atomicWriteFile } from "@cass-memory/store-yaml";
 import type { Runtime } from "../runtime.js";
 import { openStore, type OpenedStore, type StoreDirs } from "./backend.js";
 import { fingerprint, layerFiles, layerHasData, moveFile, pathOf } from "./layout.js";
+import { copyStreamedPlaybook, countStreamedPlaybook, playbookKeyLayer, playbookStreaming, verifyStreamedPlaybook, type PlaybookStreaming } from "./migrate-playbook-stream.js";
 import { migrateToPostgres } from "./migrate-postgres.js";
 import { migrateFromPostgres } from "./migrate-from-postgres.js";
 
@@ -255,7 +260,9 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
     const source = requireTransfer(sourceStore, from);
     const keys = (await source.listSections()).filter(inScope);
     const summaries: SectionSummary[] = [];
-    for (const key of keys) summaries.push(summarizeSection(await source.readSection(key)));
+    // A large playbook is counted bullet by bullet rather than loaded (issue 18).
+    const streaming = playbookStreaming(source, STREAM_TARGET_PROBE, rt.deps.config);
+    for (const key of keys) summaries.push(countStreamedPlaybook(streaming, key) ?? summarizeSection(await source.readSection(key)));
     const progress = await readProgress(live.globalDir, to);
     const resumable = progress !== null && progress.from === from && progress.repoDir === live.repoDir && sameLayers(progress.layers, layers) && progress.fingerprint === (await fingerprint(from, live, layers));
     const completed = new Set(resumable ? progress.completed : []);
@@ -316,11 +323,14 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
     const target = await openStore(to, stage, openOptions);
     let copiedResult;
     let verification;
+    let streaming: PlaybookStreaming | null = null;
     try {
       const transfer = requireTransfer(target.store, to);
       const completed = new Set(progress.completed);
       const keys = (await source.listSections()).filter(inScope);
-      copiedResult = await migrateSections(source, transfer, {
+      // Playbooks are copied and verified bullet by bullet where both stores can (issue 18).
+      streaming = playbookStreaming(requireTransfer(sourceStore, from), transfer, rt.deps.config);
+      copiedResult = await copySections(source, transfer, streaming, {
         completed,
         keys,
         onSection: async (p) => {
@@ -329,7 +339,7 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
           await options.onProgress?.({ phase: "copy", key: p.key, index: p.index, total: p.total, records: p.records });
         },
       });
-      verification = await verifySections(source, transfer, {
+      verification = await checkSections(source, transfer, streaming, {
         include: inScope,
         onSection: (p) => options.onProgress?.({ phase: "verify", ...p }),
       });
@@ -345,8 +355,8 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
         // Copy the differing sections once more (e.g. staged files removed since an interrupted
         // run) and compare them again; a difference that persists fails the run.
         const bad = new Set(verification.differences.map((d) => d.key));
-        await migrateSections(source, transfer, { completed: new Set(), keys: [...bad] });
-        const again = await verifySections(source, transfer, { include: (key) => bad.has(key) });
+        await copySections(source, transfer, streaming, { completed: new Set(), keys: [...bad] });
+        const again = await checkSections(source, transfer, streaming, { include: (key) => bad.has(key) });
         if (again.differences.length > 0) {
           const still = new Set(again.differences.map((d) => d.key));
           progress.completed = progress.completed.filter((key) => !still.has(key));
@@ -433,7 +443,7 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
       warnings.push(`${skippedLines} unreadable line(s) of the ${from} data were not copied (they stay in the ${from} files).`);
     }
     const copied = copiedResult.copied;
-    const redacted = source.tally();
+    const redacted = mergedTally(source.tally().byKind, streaming);
     if (redacted.total > 0) {
       warnings.push(`${redacted.total} secret(s) found in the ${from} data were redacted in the ${to} copy (${Object.entries(redacted.byKind).map(([k, n]) => `${k}: ${n}`).join(", ")}); the ${from} files still hold them: run '${cli} doctor --fix' on them or delete them.`);
     }
@@ -451,12 +461,100 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
         skippedLines,
       },
       verified: { sections: verification.keys.length },
-      ...(source.tally().total > 0 ? { secretsRedacted: source.tally() } : {}),
+      ...(redacted.total > 0 ? { secretsRedacted: redacted } : {}),
       backups,
       installed,
       config: { path: configPath, updated: configUpdated },
     };
   }
+}
+
+/** Stands for a target that can take streamed playbooks when only counting (dry run). */
+const STREAM_TARGET_PROBE = {
+  listSections: async () => [],
+  readSection: async () => {
+    throw new Error("not readable");
+  },
+  writeSection: async () => undefined,
+  writePlaybookStream: async () => 0,
+  readPlaybookHead: async () => null,
+  readPlaybookBullets: async function* () {},
+} as unknown as StoreTransfer;
+
+/**
+ * As core's migrateSections, with playbook sections copied bullet by bullet when `streaming`
+ * allows (a section the stream reader cannot read goes the whole-section way).
+ */
+async function copySections(
+  source: StoreTransfer,
+  target: StoreTransfer,
+  streaming: PlaybookStreaming | null,
+  options: Parameters<typeof migrateSections>[2],
+): Promise<MigrateSectionsResult> {
+  const keys = [...new Set(options.keys ?? (await source.listSections()))];
+  const copied: SectionSummary[] = [];
+  const alreadyCompleted: string[] = [];
+  for (const [i, key] of keys.entries()) {
+    if (options.completed.has(key)) {
+      alreadyCompleted.push(key);
+      continue;
+    }
+    let summary = await copyStreamedPlaybook(streaming, key);
+    if (summary === null) {
+      streaming?.tallies.delete(key);
+      const section = await source.readSection(key);
+      if (section.key !== key) throw new Error(`Storage transfer returned section '${section.key}' when asked for '${key}'`);
+      await target.writeSection(section);
+      summary = summarizeSection(section);
+    }
+    copied.push(summary);
+    await options.onSection?.({ ...summary, index: i + 1, total: keys.length });
+  }
+  return { keys, copied, alreadyCompleted };
+}
+
+/**
+ * As core's verifySections, with playbook sections compared bullet by bullet when `streaming`
+ * allows; the others (and playbooks the stream reader cannot read) are compared whole by core.
+ */
+async function checkSections(
+  source: StoreTransfer,
+  target: StoreTransfer,
+  streaming: PlaybookStreaming | null,
+  options: { include?: (key: string) => boolean; onSection?: (progress: { key: string; index: number; total: number; equal: boolean }) => void | Promise<void> },
+): Promise<VerifySectionsResult> {
+  const include = options.include ?? (() => true);
+  if (streaming === null) return verifySections(source, target, options);
+  const sourceKeys = await source.listSections();
+  const total = new Set([...sourceKeys, ...(await target.listSections())].filter(include)).size;
+  const streamed: string[] = [];
+  const differences: SectionDifference[] = [];
+  for (const key of sourceKeys) {
+    if (!include(key) || playbookKeyLayer(key) === null) continue;
+    const result = await verifyStreamedPlaybook(streaming, key);
+    if (result === null) {
+      streaming.tallies.delete(key);
+      continue;
+    }
+    streamed.push(key);
+    if (result.difference !== null) differences.push(result.difference);
+    await options.onSection?.({ key, index: streamed.length, total, equal: result.difference === null });
+  }
+  const done = new Set(streamed);
+  const rest = await verifySections(source, target, {
+    include: (key) => include(key) && !done.has(key),
+    onSection: (p) => options.onSection?.({ ...p, index: streamed.length + p.index, total }),
+  });
+  return { keys: [...streamed, ...rest.keys], differences: [...differences, ...rest.differences], skipped: rest.skipped };
+}
+
+/** The secrets redacted by the whole-section reads and by the streamed playbooks. */
+function mergedTally(whole: SecretTally, streaming: PlaybookStreaming | null): { total: number; byKind: SecretTally } {
+  const byKind: SecretTally = { ...whole };
+  for (const tally of streaming?.tallies.values() ?? []) {
+    for (const [kind, n] of Object.entries(tally)) byKind[kind as keyof SecretTally] = (byKind[kind as keyof SecretTally] ?? 0) + (n ?? 0);
+  }
+  return { total: tallyTotal(byKind), byKind };
 }
 
 /** A backup directory name `storage-<stamp>[-n]` not used yet in any of `dirs`. */
