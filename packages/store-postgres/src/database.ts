@@ -14,6 +14,15 @@ import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 /** A connection inside a transaction. */
 export type Sql = pg.PoolClient;
 
+/** The channel `pg_notify` announces every committed write on (payload: the layer's space key). */
+export const CHANGE_CHANNEL = "cass_memory_changes";
+
+/** What a write's function may tell the transaction around it. */
+export interface WriteTx {
+  /** The function's own statements bumped the layer's change counter and notified (saves a round trip). */
+  counted(): void;
+}
+
 /**
  * PostgreSQL text cannot hold U+0000. Records are stored as JSON text (which escapes it); the plain
  * query columns (ids, content, tags, …) hold U+FFFD in its place, on writes and lookups alike.
@@ -266,19 +275,21 @@ export class PgDatabase {
    * so writers on any machine run one at a time and none loses another's change), then counts the
    * change and notifies listeners. When `fn` throws, or the connection drops, nothing is written.
    */
-  async write<T>(space: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  async write<T>(space: string, fn: (sql: Sql, tx: WriteTx) => Promise<T>): Promise<T> {
     await this.ensureSchema();
     const client = await this.connect();
     let broken = false;
     try {
-      await client.query("BEGIN");
-      // Creates the layer's row or takes its lock (an upsert locks the row it meets), in one round trip.
-      await client.query("INSERT INTO cm_spaces (space) VALUES ($1) ON CONFLICT (space) DO UPDATE SET space = excluded.space", [space]);
-      const value = await fn(client);
-      await client.query(
-        "WITH counted AS (UPDATE cm_spaces SET changes = changes + 1 WHERE space = $1 RETURNING space) SELECT pg_notify('cass_memory_changes', space) FROM counted",
-        [space],
-      );
+      // Opens the transaction and creates the layer's row or takes its lock (an upsert locks the
+      // row it meets), in one round trip (a simple-protocol query: the key goes in as a literal).
+      await client.query(`BEGIN; INSERT INTO cm_spaces (space) VALUES (${client.escapeLiteral(space)}) ON CONFLICT (space) DO UPDATE SET space = excluded.space`);
+      let counted = false;
+      const value = await fn(client, { counted: () => void (counted = true) });
+      if (!counted) {
+        await client.query(`WITH counted AS (UPDATE cm_spaces SET changes = changes + 1 WHERE space = $1 RETURNING space) SELECT pg_notify('${CHANGE_CHANNEL}', space) FROM counted`, [
+          space,
+        ]);
+      }
       crashPoint("postgres:before-commit");
       await client.query("COMMIT");
       return value;

@@ -93,17 +93,89 @@ export async function readStoredPlaybook(sql: Sql, space: string, where: string)
   return { playbook: decode(where, topOf(head.body, where), bodies), rows, revision: head.revision };
 }
 
-/** Like readStoredPlaybook with only the bullets whose id is in `ids` (see MutationScope). */
+/**
+ * Like readStoredPlaybook with only the bullets whose id is in `ids` (see MutationScope): the
+ * layer's record and those rows in one query.
+ */
 export async function readStoredSubset(sql: Sql, space: string, where: string, ids: readonly string[]): Promise<StoredPlaybook | null> {
-  const head = await header(sql, space);
-  if (head === null || head.body === null) return null;
   const raw = await sql.query({
-    text: "SELECT row, pos, id, body FROM cm_bullets WHERE space = $1 AND id = ANY($2::text[]) ORDER BY pos, row",
+    text: `SELECT 0 AS k, NULL::bigint AS row, NULL::bigint AS pos, NULL::text AS id, playbook AS body, revision FROM cm_spaces WHERE space = $1
+           UNION ALL
+           SELECT 1, row, pos, id, body, NULL FROM cm_bullets WHERE space = $1 AND id = ANY($2::text[])
+           ORDER BY 1, 3, 2`,
     values: [space, [...new Set(ids)].map((id) => pgText(id))],
     rowMode: "array",
   });
-  const { rows, bodies } = toRows(raw.rows, where);
-  return { playbook: decode(where, topOf(head.body, where), bodies), rows, revision: head.revision, partial: true };
+  const all = raw.rows as Array<[number, number, number, string, string | null, number | null]>;
+  const head = all[0]?.[0] === 0 ? all[0] : undefined;
+  if (head === undefined || head[4] === null) return null;
+  const { rows, bodies } = toRows(
+    all.slice(1).map((r) => [r[1], r[2], r[3], r[4]]),
+    where,
+  );
+  return { playbook: decode(where, topOf(head[4], where), bodies), rows, revision: head[5] as number, partial: true };
+}
+
+/**
+ * A scoped mutation that only changed bullets it read (what `cm mark` does) written in one
+ * statement: the layer's record, the changed rows, the journal events, the change counter and
+ * the notification. Returns false (nothing written) when the change added, removed or moved a
+ * bullet; writeStoredPlaybook then writes it.
+ */
+export async function writeScopedChanges(
+  sql: Sql,
+  space: string,
+  stored: StoredPlaybook,
+  next: Playbook,
+  nowIso: string,
+  events: ReadonlyArray<{ bulletId: string | null; timestamp: string | null; event: string }>,
+  channel: string,
+): Promise<boolean> {
+  if (!stored.partial || next.bullets.length !== stored.rows.length) return false;
+  const changed: Array<{ row: BulletRow; bullet: Bullet; body: string }> = [];
+  for (let i = 0; i < next.bullets.length; i += 1) {
+    const bullet = next.bullets[i] as Bullet;
+    const row = stored.rows[i] as BulletRow;
+    if (row.id !== bullet.id) return false;
+    const body = JSON.stringify(bullet);
+    if (body !== row.body) changed.push({ row, bullet, body });
+  }
+  await sql.query(
+    `WITH head AS (
+       UPDATE cm_spaces SET playbook = $2, revision = $3, updated_at = $4, changes = changes + 1 WHERE space = $1 RETURNING space
+     ),
+     bullets AS (
+       UPDATE cm_bullets b SET category = u.category, content = u.content, tags = u.tags, state = u.state, maturity = u.maturity,
+         deprecated = u.deprecated, updated_at = u.updated_at, content_hash = u.content_hash, body = u.body
+       FROM unnest($5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::boolean[], $12::text[], $13::text[], $14::text[])
+         AS u(row, category, content, tags, state, maturity, deprecated, updated_at, content_hash, body)
+       WHERE b.row = u.row RETURNING 1
+     ),
+     journal AS (
+       INSERT INTO cm_journal (space, bullet_id, timestamp, event) SELECT $1, * FROM unnest($15::text[], $16::text[], $17::text[]) RETURNING 1
+     )
+     SELECT pg_notify('${channel}', space) FROM head`,
+    [
+      space,
+      metaJsonOf(next),
+      stored.revision + 1,
+      nowIso,
+      changed.map((c) => c.row.row),
+      changed.map((c) => pgText(c.bullet.category)),
+      changed.map((c) => pgText(c.bullet.content)),
+      changed.map((c) => pgText((c.bullet.tags ?? []).join(" "))),
+      changed.map((c) => pgText(c.bullet.state)),
+      changed.map((c) => pgText(c.bullet.maturity)),
+      changed.map((c) => Boolean(c.bullet.deprecated)),
+      changed.map((c) => pgText(c.bullet.updatedAt)),
+      changed.map((c) => hashContent(c.bullet.content)),
+      changed.map((c) => c.body),
+      events.map((e) => e.bulletId),
+      events.map((e) => e.timestamp),
+      events.map((e) => e.event),
+    ],
+  );
+  return true;
 }
 
 export function emptyStored(layer: Layer): StoredPlaybook {

@@ -59,9 +59,9 @@ import type {
   StoreLocations,
 } from "@cass-memory/core";
 import { atomicWriteFile, backupFile, crashPoint, DEFAULT_LOCK_TIMEOUT_MS, mutateConfigJson, readStarterDir, withLock, type LockOptions, type YamlParser } from "@cass-memory/node-files";
-import { ACTIVE_FILTER, tsQueryOf } from "./candidate-search.js";
-import { PgDatabase, pgFailure, pgText, type Sql } from "./database.js";
-import { clearStoredPlaybook, decodeCandidates, emptyStored, readStoredPlaybook, readStoredSubset, writeStoredPlaybook } from "./playbook-rows.js";
+import { searchCandidates } from "./candidate-search.js";
+import { CHANGE_CHANNEL, PgDatabase, pgFailure, pgText, type Sql } from "./database.js";
+import { clearStoredPlaybook, decodeCandidates, emptyStored, readStoredPlaybook, readStoredSubset, writeScopedChanges, writeStoredPlaybook } from "./playbook-rows.js";
 import { createPostgresTransfer } from "./transfer.js";
 
 /** Names `layerStatus` reports: the original's files whose content each layer holds. */
@@ -80,8 +80,7 @@ export const LOG_FILES: Readonly<Record<LogName, string>> = {
 /** The default key of the global layer's rows, shared by everyone using the database. */
 export const GLOBAL_SPACE = "global";
 export const DEFAULT_SCHEMA = "cass_memory";
-/** The channel `pg_notify` announces every committed write on (payload: the layer's space key). */
-export const CHANGE_CHANNEL = "cass_memory_changes";
+export { CHANGE_CHANNEL };
 
 const LOCK_NAME = /^[A-Za-z0-9._-]+$/;
 const COST_TOTAL_DOC = `${COST_DIR}/${COST_TOTAL_FILE}`;
@@ -244,7 +243,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
   async function mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>, scope?: MutationScope): Promise<T> {
     const space = requireSpace(layer);
-    return db.write(space, async (sql) => {
+    return db.write(space, async (sql, tx) => {
       const read =
         scope?.bulletIds !== undefined ? await readStoredSubset(sql, space, where(space), scope.bulletIds) : await readStoredPlaybook(sql, space, where(space));
       const stored = read ?? emptyStored(layer);
@@ -266,6 +265,14 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         return parsed.data;
       });
       const at = nowIso();
+      const journalRows = events.map((e) => ({ bulletId: pgText(e.bulletId), timestamp: pgText(e.timestamp), event: JSON.stringify(e) }));
+      // The usual scoped change (feedback on known rules): everything in one statement.
+      if (read !== null && rewrites.length === 0 && (await writeScopedChanges(sql, space, stored, checked, at, journalRows, CHANGE_CHANNEL))) {
+        tx.counted();
+        crashPoint("postgres:after-playbook-rows");
+        crashPoint("postgres:after-journal-rows");
+        return value;
+      }
       await writeStoredPlaybook(sql, space, stored, checked, at);
       // A stored playbook was marked when it was first written.
       if (read === null) await markFile(sql, space, "playbook.yaml", at);
@@ -274,9 +281,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         // Same transaction as the playbook: the journal and the playbook never disagree.
         await sql.query("INSERT INTO cm_journal (space, bullet_id, timestamp, event) SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])", [
           space,
-          events.map((e) => pgText(e.bulletId)),
-          events.map((e) => pgText(e.timestamp)),
-          events.map((e) => JSON.stringify(e)),
+          journalRows.map((e) => e.bulletId),
+          journalRows.map((e) => e.timestamp),
+          journalRows.map((e) => e.event),
         ]);
       }
       crashPoint("postgres:after-journal-rows");
@@ -700,26 +707,15 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async readCandidates(layer, query) {
       const space = spaceOf(layer);
       if (space === null) return null;
-      const tsq = tsQueryOf(query);
-      const limit = Math.max(0, Math.floor(query.limit));
       return db.read(async (sql) => {
         const head = (await sql.query("SELECT playbook FROM cm_spaces WHERE space = $1", [space])).rows[0] as { playbook: string | null } | undefined;
         if (head === undefined || head.playbook === null) return null;
-        const raw = await sql.query({
-          text: `SELECT row, pos, id, body FROM (
-                   SELECT row, pos, id, body FROM (
-                     SELECT row, pos, id, body, ts_rank(tsv, q) AS rank
-                     FROM cm_bullets, to_tsquery('english', $2) AS q
-                     WHERE $2 IS NOT NULL AND space = $1 AND tsv @@ q AND ${ACTIVE_FILTER}
-                     ORDER BY rank DESC, pos LIMIT $3
-                   ) AS matched
-                   UNION
-                   SELECT row, pos, id, body FROM cm_bullets WHERE space = $1 AND id = ANY($4::text[])
-                 ) AS found ORDER BY pos, row`,
-          values: [space, tsq, tsq === null ? 0 : limit, (query.ids ?? []).map((id) => pgText(id))],
-          rowMode: "array",
-        });
-        return decodeCandidates(where(space), head.playbook, raw.rows);
+        const rows = await searchCandidates(sql, space, query);
+        return decodeCandidates(
+          where(space),
+          head.playbook,
+          rows.map((r) => [r.row, r.pos, r.id, r.body]),
+        );
       });
     },
   };
@@ -774,6 +770,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     await db.write(space, async (sql) => {
       for (const table of DATA_TABLES) await sql.query(`DELETE FROM ${table} WHERE space = $1`, [space]);
       await sql.query("UPDATE cm_spaces SET playbook = NULL WHERE space = $1", [space]);
+      await sql.query("DELETE FROM cm_terms WHERE space = $1", [space]);
     });
   }
 

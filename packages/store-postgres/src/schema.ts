@@ -128,6 +128,96 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX cm_cost_entries_space ON cm_cost_entries (space, month, seq);
     `,
   },
+  {
+    version: 2,
+    name: "search table and term statistics",
+    sql: `
+      -- What the candidate search reads, narrow (no JSON bodies) so that the rows a search meets
+      -- sit on few pages: each bullet's full-text vector, whether it is active, its text length
+      -- and position. The GIN index moves here from cm_bullets (whose wide rows made every match
+      -- cost a page read, and whose index every feedback update rewrote).
+      CREATE TABLE cm_search (
+        row bigint PRIMARY KEY,
+        space text NOT NULL,
+        active boolean NOT NULL,
+        len integer NOT NULL,
+        pos bigint NOT NULL,
+        tsv tsvector NOT NULL
+      );
+      CREATE INDEX cm_search_tsv ON cm_search USING gin (tsv);
+      DROP INDEX cm_bullets_tsv;
+
+      -- How many bullets of a layer hold each lexeme, per column (weight 'A' content, 'B' tags,
+      -- 'C' category, '*' any of them), and the layer's bullet count (lexeme '', weight '*'): what
+      -- the candidate search reads to set common terms aside without reading their index lists.
+      -- Counts that fall to 0 stay as rows (dropping a layer removes its rows).
+      CREATE TABLE cm_terms (
+        space text NOT NULL,
+        lexeme text NOT NULL,
+        weight "char" NOT NULL,
+        df bigint NOT NULL,
+        PRIMARY KEY (space, lexeme, weight)
+      );
+
+      -- The (space, lexeme, weight) rows one bullet contributes, each counted once.
+      CREATE FUNCTION cm_terms_of(space text, tsv tsvector) RETURNS TABLE (space text, lexeme text, weight "char")
+      LANGUAGE sql IMMUTABLE AS $fn$
+        SELECT $1, '', '*'
+        UNION ALL
+        SELECT $1, t.lexeme, w.weight
+        FROM unnest($2) AS t(lexeme, positions, weights),
+             LATERAL (SELECT DISTINCT x::"char" AS weight FROM unnest(t.weights) AS x UNION ALL SELECT '*') AS w
+      $fn$;
+
+      -- Both are kept by statement triggers on cm_bullets, in the transaction of every write (which
+      -- holds the layer's row lock, so a layer's rows are written by one transaction at a time).
+      CREATE FUNCTION cm_search_apply() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          INSERT INTO cm_search (row, space, active, len, pos, tsv)
+          SELECT row, space, state <> 'retired' AND maturity <> 'deprecated' AND NOT deprecated, length(content) + length(tags), pos, tsv FROM new_rows;
+          INSERT INTO cm_terms AS t (space, lexeme, weight, df)
+          SELECT d.space, d.lexeme, d.weight, count(*) FROM new_rows n, cm_terms_of(n.space, n.tsv) d GROUP BY 1, 2, 3
+          ON CONFLICT (space, lexeme, weight) DO UPDATE SET df = t.df + excluded.df;
+        ELSIF TG_OP = 'DELETE' THEN
+          DELETE FROM cm_search WHERE row IN (SELECT row FROM old_rows);
+          UPDATE cm_terms t SET df = t.df - d.n
+          FROM (SELECT d.space, d.lexeme, d.weight, count(*) AS n FROM old_rows o, cm_terms_of(o.space, o.tsv) d GROUP BY 1, 2, 3) d
+          WHERE t.space = d.space AND t.lexeme = d.lexeme AND t.weight = d.weight;
+        ELSE
+          -- Most updates leave the text alone (feedback counts, moves): only what changed is written.
+          UPDATE cm_search s SET space = n.space, active = n.active, len = n.len, pos = n.pos, tsv = n.tsv
+          FROM (SELECT row, space, state <> 'retired' AND maturity <> 'deprecated' AND NOT deprecated AS active, length(content) + length(tags) AS len, pos, tsv FROM new_rows) n
+          WHERE s.row = n.row AND (s.space, s.active, s.len, s.pos, s.tsv) IS DISTINCT FROM (n.space, n.active, n.len, n.pos, n.tsv);
+          WITH delta AS (
+            SELECT space, lexeme, weight, sum(n) AS n FROM (
+              SELECT d.space, d.lexeme, d.weight, 1 AS n FROM new_rows r JOIN old_rows o USING (row), cm_terms_of(r.space, r.tsv) d
+              WHERE r.space <> o.space OR r.tsv <> o.tsv
+              UNION ALL
+              SELECT d.space, d.lexeme, d.weight, -1 FROM old_rows o JOIN new_rows r USING (row), cm_terms_of(o.space, o.tsv) d
+              WHERE r.space <> o.space OR r.tsv <> o.tsv
+            ) AS x GROUP BY 1, 2, 3 HAVING sum(n) <> 0
+          )
+          INSERT INTO cm_terms AS t (space, lexeme, weight, df) SELECT space, lexeme, weight, n FROM delta
+          ON CONFLICT (space, lexeme, weight) DO UPDATE SET df = t.df + excluded.df;
+        END IF;
+        RETURN NULL;
+      END
+      $fn$;
+
+      CREATE TRIGGER cm_search_insert AFTER INSERT ON cm_bullets REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION cm_search_apply();
+      CREATE TRIGGER cm_search_update AFTER UPDATE ON cm_bullets REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION cm_search_apply();
+      CREATE TRIGGER cm_search_delete AFTER DELETE ON cm_bullets REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION cm_search_apply();
+
+      INSERT INTO cm_search (row, space, active, len, pos, tsv)
+      SELECT row, space, state <> 'retired' AND maturity <> 'deprecated' AND NOT deprecated, length(content) + length(tags), pos, tsv FROM cm_bullets;
+      INSERT INTO cm_terms (space, lexeme, weight, df)
+      SELECT d.space, d.lexeme, d.weight, count(*) FROM cm_bullets b, cm_terms_of(b.space, b.tsv) d GROUP BY 1, 2, 3;
+    `,
+  },
 ];
 
 /** The schema version this code writes: the number of the last migration. */

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestBullet } from "@cass-memory/core/testing";
-import { closeStores, makeStore } from "./helpers.js";
+import { closeStores, makeStore, spaceOf, withSql } from "./helpers.js";
 import { tsQueryOf } from "../src/index.js";
 
 /** `candidates` (what `cm context` ranks on a large playbook): the tsvector/GIN search. */
@@ -33,11 +33,59 @@ describe("candidate search", () => {
     const found = await store.candidates.readCandidates("global", { terms: ["deploy", "friday"], limit: 10 });
     expect(found?.bullets.map((b) => b.id)).toEqual(["b-deploy", "b-tagged"]);
     const withIds = await store.candidates.readCandidates("global", { terms: ["deploy"], limit: 1, ids: ["b-retired", "b-other"] });
-    expect(withIds?.bullets.map((b) => b.id)).toEqual(["b-deploy", "b-retired", "b-other"]);
+    // A tie between a content and a tags match: the shorter rule wins (length damping, as in the SQLite store).
+    expect(withIds?.bullets.map((b) => b.id)).toEqual(["b-retired", "b-tagged", "b-other"]);
     const phrase = await store.candidates.readCandidates("global", { terms: [], concepts: [["rollback plan"]], limit: 10 });
     expect(phrase?.bullets.map((b) => b.id)).toEqual(["b-deploy"]);
     expect((await store.candidates.readCandidates("global", { terms: ["'); DROP TABLE cm_bullets; --"], limit: 10 }))?.bullets.map((b) => b.id)).toEqual([]);
     expect(await makeStore({ globalDir: join(root, "empty", ".cass-memory"), repoDir: null }).candidates.readCandidates("global", { terms: ["x"], limit: 5 })).toBeNull();
+  });
+
+  it("keeps the term statistics and the search table equal to the bullets through inserts, edits, moves, removals and a dropped layer", async () => {
+    const globalDir = join(root, "stats", ".cass-memory");
+    const store = makeStore({ globalDir, repoDir: null });
+    const space = spaceOf(globalDir);
+    // What the triggers must have produced, recomputed from cm_bullets.
+    const drift = async (): Promise<unknown[]> =>
+      withSql(async (c) => [
+        ...(
+          await c.query(
+            `WITH truth AS (SELECT d.space, d.lexeme, d.weight, count(*) AS df FROM cm_bullets b, cm_terms_of(b.space, b.tsv) d WHERE b.space = $1 GROUP BY 1, 2, 3)
+             SELECT coalesce(t.lexeme, s.lexeme) AS lexeme, t.df AS expected, s.df AS stored FROM truth t
+             FULL JOIN (SELECT * FROM cm_terms WHERE space = $1 AND df <> 0) s USING (space, lexeme, weight) WHERE t.df IS DISTINCT FROM s.df`,
+            [space],
+          )
+        ).rows,
+        ...(
+          await c.query(
+            `SELECT b.id FROM cm_bullets b FULL JOIN (SELECT * FROM cm_search WHERE space = $1) s USING (row)
+             WHERE b.space = $1 AND (s.row IS NULL OR s.tsv <> b.tsv OR s.pos <> b.pos OR s.active <> (b.state <> 'retired' AND b.maturity <> 'deprecated' AND NOT b.deprecated))
+                OR (b.row IS NULL)`,
+            [space],
+          )
+        ).rows,
+      ]);
+    await store.mutatePlaybook("global", (pb) => {
+      for (let i = 0; i < 30; i += 1) pb.bullets.push(createTestBullet({ id: `b-${i}`, content: `Rule ${i} about deploys and caching layer ${i % 3}`, tags: i % 2 ? ["deploy"] : [] }));
+    });
+    expect(await drift()).toEqual([]);
+    await store.mutatePlaybook("global", (pb) => {
+      pb.bullets.splice(3, 2);
+      pb.bullets.reverse();
+      (pb.bullets[0] as { content: string }).content = "Completely new words: kubernetes manifests";
+      (pb.bullets[1] as { state: string }).state = "retired";
+    });
+    expect(await drift()).toEqual([]);
+    // A scoped change (what cm mark does) counts as one change and keeps everything equal.
+    const before = await store.changeCounter("global");
+    await store.mutatePlaybook("global", (pb) => void ((pb.bullets[0] as { helpfulCount: number }).helpfulCount += 1), { bulletIds: ["b-7"] });
+    expect(await store.changeCounter("global")).toBe(before + 1);
+    expect(await drift()).toEqual([]);
+    const n = await withSql(async (c) => (await c.query("SELECT df FROM cm_terms WHERE space = $1 AND lexeme = '' AND weight = '*'", [space])).rows[0]?.df);
+    expect(Number(n)).toBe(28);
+    await store.dropSpace(space);
+    expect(await withSql(async (c) => (await c.query("SELECT count(*)::int AS n FROM cm_terms WHERE space = $1", [space])).rows[0]?.n)).toBe(0);
+    expect(await withSql(async (c) => (await c.query("SELECT count(*)::int AS n FROM cm_search WHERE space = $1", [space])).rows[0]?.n)).toBe(0);
   });
 
   it("only letters and digits reach the tsquery", () => {
