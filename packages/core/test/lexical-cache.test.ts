@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { primeConcepts, warmLexicalIndex } from "../src/domain/lexical-cache.js";
 import { compileConcepts, hasShippedConcepts, planConcepts, shippedConcepts } from "../src/domain/lexical/concept-match.js";
-import { decodeDocuments, documentKey, lexicalFingerprint } from "../src/domain/lexical/persist.js";
+import { decodeDocuments, documentKey, hashText, lexicalFingerprint } from "../src/domain/lexical/persist.js";
 import { hasLexicalIndex, rankBulletsForTask } from "../src/domain/ranking.js";
 import { runOperation } from "../src/operation.js";
 import { contextOperation } from "../src/operations/context.js";
@@ -142,9 +142,16 @@ describe("warmLexicalIndex with a saved index", () => {
   const tasks = ["users get logged out after every deploy", "relative imports need the suffix", "token bucket per key"];
   const forgetIndex = () => rankBulletsForTask([rule("other", "Something else entirely.")], "anything", opts);
 
-  it("loads the index of the same texts instead of rebuilding it, and ranks exactly the same", async () => {
+  for (const withDigest of [false, true]) it(`loads the index of the same texts instead of rebuilding it, and ranks exactly the same${withDigest ? " (keyed by the host's digest)" : ""}`, async () => {
     const { cache, index, writes } = indexingCache();
-    const rules = RULES.map((b) => ({ ...b, content: `${b.content} (saved index)` }));
+    const digested: string[] = [];
+    if (withDigest) {
+      cache.digest = (text) => {
+        digested.push(text);
+        return hashText(text);
+      };
+    }
+    const rules = RULES.map((b) => ({ ...b, content: `${b.content} (saved index${withDigest ? ", digest" : ""})` }));
     expect(await warmLexicalIndex(rules, cache, logger)).toEqual({ loaded: false, reused: 0, analysed: 4 });
     expect(index.writes).toBe(1);
     const expected = tasks.map((t) => rankBulletsForTask(rules, t, opts).ranked.map((r) => [r.id, r.relevanceScore]));
@@ -167,6 +174,9 @@ describe("warmLexicalIndex with a saved index", () => {
     expect(index.writes).toBe(2);
     forgetIndex();
     expect(await warmLexicalIndex(edited.map((b) => ({ ...b })), cache, logger)).toEqual({ loaded: true, reused: 4, analysed: 0 });
+    // With a digest, every warm-up digested all the texts once (and only then).
+    expect(digested.length).toBe(withDigest ? 4 : 0);
+    if (withDigest) expect(digested[3]).toContain("Rate-limit with a sliding window.");
   });
 
   it("rebuilds when the saved bytes are damaged or unreadable", async () => {

@@ -102,6 +102,9 @@ export function createLexicalCache(options: LexicalCacheOptions): LexicalCache {
       await utimes(path, now, now).catch(() => undefined);
       return bytes.subarray(header.length);
     },
+    digest(text) {
+      return createHash("sha256").update(text, "utf8").digest("hex");
+    },
     async writeIndex(fingerprint, bytes) {
       const path = lexicalIndexPath(globalDir, salted(fingerprint));
       try {

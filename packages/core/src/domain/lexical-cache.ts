@@ -12,6 +12,7 @@ import {
   encodeIndexSnapshot,
   encodeTerms,
   indexSnapshotKey,
+  indexSnapshotKeyByDigest,
   lexicalFingerprint,
 } from "./lexical/persist.js";
 import type { DocumentTerms } from "./lexical/lexical-index.js";
@@ -66,8 +67,9 @@ export interface WarmResult {
  */
 export async function warmLexicalIndex(bullets: readonly Bullet[], cache: LexicalCache | undefined, logger: Logger): Promise<WarmResult | null> {
   if (cache === undefined || bullets.length === 0 || hasLexicalIndex(bullets)) return null;
-  const keys = bullets.map(documentKey);
-  const indexKey = indexSnapshotKey(keys, DEFAULT_BM25F);
+  const digest = cache.digest?.bind(cache);
+  let keys: string[] | undefined;
+  const indexKey = digest !== undefined ? indexSnapshotKeyByDigest(bullets, DEFAULT_BM25F, digest) : indexSnapshotKey((keys = bullets.map(documentKey)), DEFAULT_BM25F);
   if (cache.readIndex !== undefined) {
     let snapshot: IndexSnapshot | null = null;
     try {
@@ -83,13 +85,14 @@ export async function warmLexicalIndex(bullets: readonly Bullet[], cache: Lexica
   }
 
   const fingerprint = lexicalFingerprint();
+  const docKeys = keys ?? bullets.map(documentKey);
   let saved = new Map<string, string>();
   try {
     saved = decodeDocuments(await cache.read("documents", fingerprint));
   } catch (error) {
     logger.debug(`Ignoring the saved rule analyses: ${messageOf(error)}`);
   }
-  const known: Array<DocumentTerms | undefined> = keys.map((key) => {
+  const known: Array<DocumentTerms | undefined> = docKeys.map((key) => {
     const encoded = saved.get(key);
     return encoded === undefined ? undefined : (decodeTerms(encoded) ?? undefined);
   });
@@ -99,12 +102,12 @@ export async function warmLexicalIndex(bullets: readonly Bullet[], cache: Lexica
     onAnalyzed: (doc, terms) => {
       analysed++;
       const encoded = encodeTerms(terms);
-      if (encoded !== null) saved.set(keys[doc]!, encoded);
+      if (encoded !== null) saved.set(docKeys[doc]!, encoded);
     },
   });
   if (analysed > 0) {
     const inUse: Array<[string, string]> = [];
-    for (const key of keys) {
+    for (const key of docKeys) {
       const encoded = saved.get(key);
       if (encoded !== undefined) inUse.push([key, encoded]);
     }

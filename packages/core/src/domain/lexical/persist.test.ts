@@ -5,6 +5,7 @@ import { CONCEPT_GROUPS } from "./concepts.js";
 import { analyzeDocument, DEFAULT_BM25F, LexicalIndex, type DocumentTerms, type IndexedDocument } from "./lexical-index.js";
 import {
   ANALYZER_VERSION,
+  CONCEPT_MAP_HASH,
   decodeConceptPlan,
   decodeDocuments,
   decodeIndexSnapshot,
@@ -15,6 +16,7 @@ import {
   encodeTerms,
   hashText,
   indexSnapshotKey,
+  indexSnapshotKeyByDigest,
   lexicalFingerprint,
 } from "./persist.js";
 import { analyzeQuery } from "./query.js";
@@ -202,6 +204,40 @@ describe("saved indexes", () => {
     expect(indexSnapshotKey([...keys].reverse(), DEFAULT_BM25F)).not.toBe(key);
     expect(indexSnapshotKey(keys.slice(1), DEFAULT_BM25F)).not.toBe(key);
     expect(indexSnapshotKey(keys, { ...DEFAULT_BM25F, k1: 1.5 })).not.toBe(key);
+  });
+
+  it("keys a snapshot by a host digest of every document's texts, their order and the parameters", () => {
+    // Any injective digest shows what reaches it; the identity makes the inputs comparable.
+    const inputs: string[] = [];
+    const digest = (text: string) => {
+      inputs.push(text);
+      return hashText(text);
+    };
+    const key = indexSnapshotKeyByDigest(SAMPLES, DEFAULT_BM25F, digest);
+    expect(key.startsWith(`${lexicalFingerprint()}.`)).toBe(true);
+    expect(key).not.toBe(indexSnapshotKey(SAMPLES.map(documentKey), DEFAULT_BM25F));
+    expect(indexSnapshotKeyByDigest([...SAMPLES], DEFAULT_BM25F, digest)).toBe(key);
+    expect(indexSnapshotKeyByDigest([...SAMPLES].reverse(), DEFAULT_BM25F, digest)).not.toBe(key);
+    expect(indexSnapshotKeyByDigest(SAMPLES.slice(1), DEFAULT_BM25F, digest)).not.toBe(key);
+    expect(indexSnapshotKeyByDigest(SAMPLES, { ...DEFAULT_BM25F, k1: 1.5 }, digest)).not.toBe(key);
+    // Moving text between fields or documents changes what is digested.
+    const moved = [
+      [{ content: "a b", tags: ["c"] }],
+      [{ content: "a", tags: ["b", "c"] }],
+      [{ content: "a", category: "b c" }],
+      [{ content: "a" }, { content: "b c" }],
+    ];
+    const digested = moved.map((docs) => {
+      inputs.length = 0;
+      indexSnapshotKeyByDigest(docs, DEFAULT_BM25F, digest);
+      return inputs[0];
+    });
+    expect(new Set(digested).size).toBe(moved.length);
+  });
+
+  it("CONCEPT_MAP_HASH is the hash of the shipped concept map (update the constant when this fails)", () => {
+    expect(hashText(JSON.stringify(CONCEPT_GROUPS))).toBe(CONCEPT_MAP_HASH);
+    expect(lexicalFingerprint()).toBe(`lexical-${ANALYZER_VERSION}-${CONCEPT_MAP_HASH}`);
   });
 });
 
