@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { readFile, readdir, unlink } from "node:fs/promises";
+import { readFileSync, type BigIntStats } from "node:fs";
+import { readdir, unlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Logger, Playbook } from "@cass-memory/core";
 import { atomicWriteFile } from "@cass-memory/node-files";
@@ -10,10 +11,24 @@ import { atomicWriteFile } from "@cass-memory/node-files";
  * the playbook's path, the cache format and the SHA-256 of the playbook file's exact bytes. A hit
  * needs no YAML parse and no zod (the data was validated before it was cached); any change to the
  * file changes the hash and misses. At most one cache file is kept per playbook path.
+ *
+ * Beside it, `playbook-<path hash>.v1.stat.json` remembers which hash the file had at a given stat
+ * (device, inode, size, modification and change times in nanoseconds), so that a read of an unchanged
+ * file needs neither reading nor hashing it (≈10 MB at 10,000 rules). It is written only for a file
+ * whose last change is STAT_SETTLED_MS older than the read (as git does for racily clean files): any
+ * later write then gives the file another change time, so a recorded stat never names other bytes.
  */
 
 /** Bump when the cached shape or the validation that produced it changes. */
 export const PARSE_CACHE_FORMAT = 1;
+
+/** A file's stat is recorded only when its last change is at least this much older than the read. */
+export const STAT_SETTLED_MS = 2000;
+
+/** What identifies one version of a file without reading it. */
+export function statKey(info: BigIntStats): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+}
 
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
@@ -70,11 +85,43 @@ export class ParseCache {
     return `${this.prefixFor(path)}v${PARSE_CACHE_FORMAT}.${hash}.json`;
   }
 
+  private statFileFor(path: string): string {
+    return `${this.prefixFor(path)}v${PARSE_CACHE_FORMAT}.stat.json`;
+  }
+
+  /** The hash recorded (noteStat) for the file at `path` with this stat key, or null. Never throws. */
+  hashForStat(path: string, key: string): string | null {
+    try {
+      const record = JSON.parse(readFileSync(join(this.dir, this.statFileFor(path)), "utf8")) as { format?: unknown; path?: unknown; stat?: unknown; hash?: unknown } | null;
+      if (record === null || record.format !== PARSE_CACHE_FORMAT || record.path !== resolve(path) || record.stat !== key) return null;
+      return typeof record.hash === "string" && /^[0-9a-f]{64}$/.test(record.hash) ? record.hash : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Records that the file at `path`, with stat `info` taken before its bytes were read from the same
+   * open file, has bytes with `hash`, when its last change is settled (STAT_SETTLED_MS). Best effort.
+   */
+  async noteStat(path: string, info: BigIntStats, hash: string): Promise<void> {
+    const changedMs = Number((info.ctimeNs > info.mtimeNs ? info.ctimeNs : info.mtimeNs) / 1_000_000n);
+    if (changedMs > Date.now() - STAT_SETTLED_MS) return;
+    try {
+      const record = { format: PARSE_CACHE_FORMAT, path: resolve(path), stat: statKey(info), hash };
+      await atomicWriteFile(join(this.dir, this.statFileFor(path)), JSON.stringify(record));
+    } catch (error) {
+      this.logger.debug(`Could not record the stat of ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
   /** The cached playbook for these exact bytes, or null. Never throws. */
   async get(path: string, hash: string): Promise<Playbook | null> {
     let text: string;
     try {
-      text = await readFile(join(this.dir, this.fileFor(path, hash)), "utf8");
+      // One synchronous read and JSON.parse: the promise-based read of a multi-megabyte file in
+      // chunks through a string decoder cost more than the parse itself.
+      text = readFileSync(join(this.dir, this.fileFor(path, hash)), "utf8");
     } catch {
       return null;
     }

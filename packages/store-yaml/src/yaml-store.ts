@@ -1,5 +1,6 @@
 import { constants as fsConstants } from "node:fs";
-import { access, mkdir, readFile, stat, unlink } from "node:fs/promises";
+import type { BigIntStats } from "node:fs";
+import { access, mkdir, open, readFile, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
   AppError,
@@ -40,7 +41,7 @@ import { createLearningFiles } from "./learning-files.js";
 import { createOnboardingFiles } from "./onboarding.js";
 import { createYamlTransfer } from "./transfer.js";
 import type { LockOptions } from "@cass-memory/node-files";
-import { ParseCache, sha256Hex } from "./parse-cache.js";
+import { ParseCache, sha256Hex, statKey } from "./parse-cache.js";
 import { REPO_PLAYBOOK_HEADER, decodePlaybook, fromYaml, leadingComments, toYaml } from "./yaml-codec.js";
 
 export interface YamlStoreOptions {
@@ -113,6 +114,8 @@ interface LoadedPlaybook {
   bytes: Buffer;
   /** SHA-256 of `bytes` when it was computed (parse cache). */
   hash?: string;
+  /** The file's stat, taken on the open file before `bytes` were read from it (parse cache). */
+  info?: BigIntStats;
 }
 
 /**
@@ -145,8 +148,15 @@ export function createYamlStore(options: YamlStoreOptions): Store {
   /** Reads and validates a playbook file (parse cache first). Null when the file does not exist. */
   async function load(path: string, layer: Layer): Promise<LoadedPlaybook | null> {
     let bytes: Buffer;
+    let info: BigIntStats | undefined;
     try {
-      bytes = await readFile(path);
+      const handle = await open(path, "r");
+      try {
+        if (cache !== null) info = await handle.stat({ bigint: true });
+        bytes = await handle.readFile();
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
       if (errnoOf(error) === "ENOENT") return null;
       throw readError(path, error);
@@ -155,11 +165,30 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     const hash = useCache ? sha256Hex(bytes) : "";
     if (useCache) {
       const hit = await cache.get(path, hash);
-      if (hit) return { playbook: hit, bytes, hash };
+      if (hit) return { playbook: hit, bytes, hash, ...(info ? { info } : {}) };
     }
     const playbook = decodePlaybook(bytes.toString("utf8"), path, layer);
     if (useCache) await cache.put(path, hash, playbook);
-    return useCache ? { playbook, bytes, hash } : { playbook, bytes };
+    return useCache ? { playbook, bytes, hash, ...(info ? { info } : {}) } : { playbook, bytes };
+  }
+
+  /**
+   * load() for reads: a file whose stat is recorded with the hash of its bytes (parse-cache.ts) is
+   * served from the parse cache without reading or hashing it; otherwise load() and record the stat.
+   */
+  async function loadForRead(path: string, layer: Layer): Promise<Playbook | null> {
+    if (cache !== null) {
+      const info = await stat(path, { bigint: true }).catch(() => null);
+      if (info !== null && Number(info.size) >= cacheMinBytes) {
+        const hash = cache.hashForStat(path, statKey(info));
+        const hit = hash === null ? null : await cache.get(path, hash);
+        if (hit) return hit;
+      }
+    }
+    const loaded = await load(path, layer);
+    if (loaded === null) return null;
+    if (cache !== null && loaded.hash !== undefined && loaded.info !== undefined) await cache.noteStat(path, loaded.info, loaded.hash);
+    return loaded.playbook;
   }
 
   const memo = new Map<string, { key: string; playbook: Playbook }>();
@@ -167,7 +196,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
   async function readPlaybook(layer: Layer): Promise<Playbook | null> {
     const path = playbookPathOf(layer);
     if (path === null) return null;
-    if (!options.memoizeReads) return (await load(path, layer))?.playbook ?? null;
+    if (!options.memoizeReads) return loadForRead(path, layer);
     let key: string;
     try {
       const info = await stat(path, { bigint: true });
@@ -179,9 +208,9 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     }
     const hit = memo.get(path);
     if (hit !== undefined && hit.key === key) return hit.playbook;
-    const loaded = await load(path, layer);
+    const loaded = await loadForRead(path, layer);
     if (loaded === null) return null;
-    const frozen = deepFreeze(loaded.playbook);
+    const frozen = deepFreeze(loaded);
     memo.set(path, { key, playbook: frozen });
     return frozen;
   }

@@ -3,6 +3,7 @@ import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createYamlStore, toYaml } from "../src/index.js";
+import { STAT_SETTLED_MS } from "../src/parse-cache.js";
 import { tempDir, testLogger } from "./helpers.js";
 
 let dir = "";
@@ -105,5 +106,63 @@ describe("parse cache", () => {
     await writeFile(playbookPath, toYaml(bigPlaybook(50)) + "bullets: [duplicate key\n");
     await expect(open().readPlaybook("global")).rejects.toMatchObject({ code: "PLAYBOOK_CORRUPT" });
     await expect(readdir(cacheDir)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+});
+
+describe("parse cache: reads of an unchanged file by its stat", () => {
+  const settle = () => new Promise((resolve) => setTimeout(resolve, STAT_SETTLED_MS + 200));
+  const statFiles = async () => (await readdir(cacheDir)).filter((name) => name.endsWith(".stat.json"));
+
+  it("records the stat of a settled file and then serves reads without reading the playbook", async () => {
+    await writeFile(playbookPath, toYaml(bigPlaybook(50)));
+    // A file changed less than STAT_SETTLED_MS ago is read and hashed, and its stat is not recorded.
+    await open().readPlaybook("global");
+    expect(await statFiles()).toEqual([]);
+    await settle();
+    const first = await open().readPlaybook("global");
+    expect(await statFiles()).toHaveLength(1);
+    // Point the stat record at another cache record (a hash no bytes have): only a read that trusts
+    // the stat, without reading and hashing the playbook, can return that record's rules.
+    const [recordName] = (await readdir(cacheDir)).filter((name) => /\.v1\.[0-9a-f]{64}\.json$/.test(name));
+    const record = JSON.parse(await readFile(join(cacheDir, recordName ?? ""), "utf8")) as { hash: string; playbook: { description: string } };
+    const fakeHash = "f".repeat(64);
+    record.hash = fakeHash;
+    record.playbook.description = "served by stat";
+    await writeFile(join(cacheDir, (recordName ?? "").replace(/[0-9a-f]{64}/, fakeHash)), JSON.stringify(record));
+    const [statName] = await statFiles();
+    const statRecord = JSON.parse(await readFile(join(cacheDir, statName ?? ""), "utf8")) as { hash: string };
+    await writeFile(join(cacheDir, statName ?? ""), JSON.stringify({ ...statRecord, hash: fakeHash }));
+    expect(first?.description).not.toBe("served by stat");
+    expect((await open().readPlaybook("global"))?.description).toBe("served by stat");
+    // Both the memoizing store (a long-running host) and a plain one take the same path.
+    const memo = createYamlStore({ globalDir, repoDir: null, logger: testLogger(), parseCache: { minBytes: 1024 }, memoizeReads: true });
+    expect((await memo.readPlaybook("global"))?.description).toBe("served by stat");
+  });
+
+  it("never serves an old parse after the file changes, even with the same size", async () => {
+    await writeFile(playbookPath, toYaml(bigPlaybook(50, "version A")));
+    await settle();
+    expect((await open().readPlaybook("global"))?.description).toBe("version A");
+    expect(await statFiles()).toHaveLength(1);
+    // Same length, other bytes, written in place (same inode).
+    const text = await readFile(playbookPath, "utf8");
+    await writeFile(playbookPath, text.replace("version A", "version B"));
+    expect((await open().readPlaybook("global"))?.description).toBe("version B");
+    // A mutation through the store replaces the file: still the new content.
+    await open().mutatePlaybook("global", (pb) => void (pb.description = "version C"));
+    expect((await open().readPlaybook("global"))?.description).toBe("version C");
+  });
+
+  it("ignores a damaged or foreign stat record", async () => {
+    await writeFile(playbookPath, toYaml(bigPlaybook(50)));
+    await settle();
+    await open().readPlaybook("global");
+    const [name] = await statFiles();
+    const path = join(cacheDir, name ?? "");
+    const record = JSON.parse(await readFile(path, "utf8")) as { hash: string };
+    for (const damaged of ["{ not json", "null", JSON.stringify({ ...record, hash: "../../etc" }), JSON.stringify({ ...record, path: "/elsewhere" })]) {
+      await writeFile(path, damaged);
+      expect((await open().readPlaybook("global"))?.bullets).toHaveLength(50);
+    }
   });
 });

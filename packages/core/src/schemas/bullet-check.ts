@@ -53,13 +53,24 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function objectOf(
   required: Record<string, Check>,
   optional: Record<string, Check>,
-  options: { noUnderscoreKeys?: boolean; reserved?: ReadonlySet<string> } = {},
+  options: { noUnderscoreKeys?: boolean; reserved?: ReadonlySet<string>; order?: ReadonlySet<string> } = {},
 ): Check {
   const requiredKeys = Object.keys(required);
+  // With `order` (the schema's keys in its order): the schema returns its own keys in that order,
+  // then the others in the value's order; a value whose keys are otherwise ordered is not returned as is.
+  const rank = options.order === undefined ? undefined : new Map([...options.order].map((key, i) => [key, i]));
   return (value) => {
     if (!isPlainObject(value)) return false;
     for (const key of requiredKeys) if (!Object.hasOwn(value, key) || !(required[key] as Check)(value[key])) return false;
+    let lastRank = -1;
+    let sawOther = false;
     for (const key of Object.keys(value)) {
+      if (rank !== undefined) {
+        const r = rank.get(key);
+        if (r === undefined) sawOther = true;
+        else if (sawOther || r < lastRank) return false;
+        else lastRank = r;
+      }
       if (Object.hasOwn(required, key)) continue;
       if (Object.hasOwn(optional, key)) {
         const check = optional[key] as Check;
@@ -140,4 +151,39 @@ const isBullet = objectOf(BULLET_REQUIRED_CHECKS, BULLET_OPTIONAL_CHECKS, { noUn
 /** True when BulletSchema would return `value` unchanged (see the module comment). */
 export function isCanonicalBullet(value: unknown): value is Bullet {
   return isBullet(value);
+}
+
+const EVIDENCE_KEYS = new Set(["type", "uri", "note"]);
+const VERIFICATION_KEYS = new Set(["type", "pattern", "path", "mode"]);
+const isBulletInOrder = objectOf(
+  {
+    ...BULLET_REQUIRED_CHECKS,
+    feedbackEvents: arrayOf(
+      objectOf(
+        { type: oneOf(FEEDBACK_TYPES), timestamp: nonEmptyString },
+        { sessionPath: isString, reason: isString, context: isString, decayedValue: isNumber },
+        { noUnderscoreKeys: true, reserved: FEEDBACK_KEYS, order: FEEDBACK_KEYS },
+      ),
+    ),
+  },
+  {
+    ...BULLET_OPTIONAL_CHECKS,
+    evidence: arrayOf(objectOf({ type: oneOf(EVIDENCE_TYPES), uri: nonEmptyString }, { note: isString }, { reserved: EVIDENCE_KEYS, order: EVIDENCE_KEYS })),
+    verification: objectOf(
+      { type: oneOf(VERIFICATION_TYPES), pattern: nonEmptyString, mode: oneOf(VERIFICATION_MODES) },
+      { path: isString },
+      { reserved: VERIFICATION_KEYS, order: VERIFICATION_KEYS },
+    ),
+  },
+  { noUnderscoreKeys: true, reserved: BULLET_KEYS, order: BULLET_KEYS },
+);
+
+/**
+ * isCanonicalBullet, and the keys of the value and of the objects in it are in the order BulletSchema
+ * returns them (its own keys in its order, then any others): BulletSchema would return a value that
+ * is equal to it and serialises to the same text. Writers use it to skip re-validating rules a
+ * change did not make non-canonical.
+ */
+export function isCanonicalBulletInOrder(value: unknown): value is Bullet {
+  return isBulletInOrder(value);
 }

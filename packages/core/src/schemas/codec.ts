@@ -1,5 +1,12 @@
 import { AppError } from "../errors.js";
-import { BlockedEntrySchema, PlaybookSchema, type BlockedEntry, type Playbook } from "./playbook.js";
+import { isCanonicalBulletInOrder } from "./bullet-check.js";
+import { BlockedEntrySchema, BulletSchema, PlaybookSchema, type BlockedEntry, type Playbook } from "./playbook.js";
+
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
 
 /**
  * Encoding and validation of stored records, shared by every Store implementation so that they
@@ -27,6 +34,29 @@ export function parseJsonLines(text: string | undefined): { values: unknown[]; m
  * nothing is written) when the change left it invalid.
  */
 export function validatePlaybookForWrite(playbook: unknown, path: string): Playbook {
+  // Rules that are already what BulletSchema returns (keys in its order) skip it; the top-level
+  // record and the other rules go through the schemas one by one (the bullets come last in the
+  // record, so a fault in it is the first issue either way). A change to one rule of a large
+  // playbook then validates that rule, not every rule. On any fault, the whole playbook is checked
+  // as before, so the error is the same.
+  if (isPlainRecord(playbook) && Array.isArray(playbook.bullets)) {
+    const head = PlaybookSchema.safeParse({ ...playbook, bullets: [] });
+    if (head.success) {
+      const bullets: unknown[] = [];
+      for (const bullet of playbook.bullets as unknown[]) {
+        if (isCanonicalBulletInOrder(bullet)) bullets.push(bullet);
+        else {
+          const one = BulletSchema.safeParse(bullet);
+          if (!one.success) break;
+          bullets.push(one.data);
+        }
+      }
+      if (bullets.length === playbook.bullets.length) {
+        head.data.bullets = bullets as Playbook["bullets"];
+        return head.data;
+      }
+    }
+  }
   const checked = PlaybookSchema.safeParse(playbook);
   if (checked.success) return checked.data;
   const issue = checked.error.issues[0];
