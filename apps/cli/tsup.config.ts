@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig, type Options } from "tsup";
 
@@ -52,7 +53,7 @@ const lazyChildProcess: NonNullable<Options["esbuildPlugins"]>[number] = {
 
 /** Externals of every CLI bundle: loaded on demand from their own bundles or packages. */
 // pg (the PostgreSQL client, used only by storage.backend "postgres") stays a package of its own.
-const cliExternal = ["@cass-memory/llm", "@cass-memory/mcp", "better-sqlite3", "@toon-format/toon", "pg"];
+const cliExternal = ["@cass-memory/llm", "@cass-memory/mcp", "@cass-memory/dashboard", "better-sqlite3", "@toon-format/toon", "pg"];
 const version = { __CM_VERSION__: JSON.stringify(pkg.version) };
 
 /**
@@ -81,6 +82,14 @@ function renderHelp(): void {
     });
   }
   writeFileSync("dist/cm-help.json", `${JSON.stringify({ version: pkg.version, help })}\n`);
+}
+
+/** Copies the dashboard's built page (apps/dashboard/dist/ui, built first by turbo) to dist/dashboard-ui/. */
+function copyDashboardUi(): void {
+  const from = fileURLToPath(new URL("../dashboard/dist/ui", import.meta.url));
+  if (!existsSync(join(from, "index.html"))) throw new Error(`${from}/index.html is missing: build @cass-memory/dashboard first`);
+  rmSync("dist/dashboard-ui", { recursive: true, force: true });
+  cpSync(from, "dist/dashboard-ui", { recursive: true });
 }
 
 export default defineConfig([
@@ -126,7 +135,12 @@ export default defineConfig([
   // The SQLite and PostgreSQL stores are not bundled here either: `cm serve` passes cm-main's
   // loaders to the server (bundled here, the lazily run store modules would also wrap core and zod,
   // which the MCP SDK needs initialised when it loads).
-  cjsBundle({ "cm-serve": "src/serve.ts" }, { external: ["@cass-memory/llm", "@cass-memory/store-sqlite", "@cass-memory/store-postgres", "better-sqlite3", "pg"] }),
+  // It holds the dashboard's server too (`cm dashboard`, `/dashboard` of `cm serve`); the dashboard's
+  // built page is copied to dist/dashboard-ui/ so that the installed package serves it.
+  {
+    ...cjsBundle({ "cm-serve": "src/serve.ts" }, { external: ["@cass-memory/llm", "@cass-memory/store-sqlite", "@cass-memory/store-postgres", "better-sqlite3", "pg"] }),
+    onSuccess: async () => copyDashboardUi(),
+  },
   {
     entry: { cm: "src/bin.ts", "cm-mcp": "src/mcp-bin.ts" },
     format: ["esm"],

@@ -164,3 +164,32 @@ export function errorEnvelope(command: string, error: ErrorBody, startedAt: numb
     metadata: metadata(startedAt),
   };
 }
+
+/**
+ * Runs `fn` with these exact values exempt from redaction: secrets cm made for the user to read,
+ * such as the access token in the URL `cm dashboard` prints. Text around them is still redacted.
+ */
+export function withUnredacted<T>(values: readonly string[], fn: () => T): T {
+  const previous = redactText;
+  const keep = values.filter((v) => v.length >= 8);
+  redactText = (text) => {
+    let pieces = [text];
+    for (const value of keep) pieces = pieces.flatMap((piece, i) => (i % 2 === 1 ? [piece] : interleave(piece.split(value), value)));
+    return pieces.map((piece, i) => (i % 2 === 1 ? piece : previous(piece))).join("");
+  };
+  try {
+    return fn();
+  } finally {
+    redactText = previous;
+  }
+}
+
+/** `[a, b, c]` → `[a, value, b, value, c]`: kept values at odd positions. */
+function interleave(parts: string[], value: string): string[] {
+  const out: string[] = [];
+  parts.forEach((part, i) => {
+    if (i > 0) out.push(value);
+    out.push(part);
+  });
+  return out;
+}

@@ -19,6 +19,7 @@ import { registerQuickstart } from "./commands/quickstart.js";
 import { registerReflect } from "./commands/reflect.js";
 import { registerStarters } from "./commands/starters.js";
 import { registerServe } from "./commands/serve.js";
+import { registerDashboard } from "./commands/dashboard.js";
 import { registerSetup } from "./commands/setup.js";
 import { registerStorage } from "./commands/storage.js";
 import { registerTrauma } from "./commands/trauma.js";
@@ -38,6 +39,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerStarters(program, ctx);
   registerSetup(program, ctx);
   registerServe(program, ctx);
+  registerDashboard(program, ctx);
   registerMemory(program, ctx);
   registerInsight(program, ctx);
   registerDoctor(program, ctx);

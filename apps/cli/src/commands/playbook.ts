@@ -17,6 +17,7 @@ import {
 import { emit, run, type CliContext } from "../cli-context.js";
 import { beginWithFormat, reportTokenStats } from "../formats.js";
 import { registerBootstrap } from "./bootstrap.js";
+import { registerPlaybookPin } from "./playbook-pin.js";
 import { bold, dim, fixed, green, icon, layoutWidth, tildify, wrap, yellow } from "../human.js";
 import { ask, isInteractive, readInputFile, readStdin } from "../options.js";
 import { writeStderr, writeStdout } from "../output.js";
@@ -33,7 +34,7 @@ export function registerPlaybook(program: Command, ctx: CliContext): void {
   const cli = ctx.cliName;
   const group = program
     .command("playbook")
-    .description("Manage the playbook: list, get, add, remove, export, import")
+    .description("Manage the playbook: list, get, add, remove, export, import, pin, unpin, category")
     .addHelpText(
       "after",
       `\nExamples:\n  ${cli} playbook list --json\n  ${cli} playbook add "Run tests before committing" --category workflow\n  ${cli} playbook remove b-abc123 --dry-run\n  ${cli} playbook export > playbook.yaml\n`,
@@ -45,6 +46,7 @@ export function registerPlaybook(program: Command, ctx: CliContext): void {
   defineExport(group.command("export"), ctx);
   defineImport(group.command("import"), ctx);
   registerBootstrap(group, ctx);
+  registerPlaybookPin(group, ctx);
 
   defineList(program.command("ls"), ctx, false);
   defineAdd(program.command("add"), ctx);

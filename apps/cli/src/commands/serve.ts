@@ -5,14 +5,20 @@ import { AppError } from "@cass-memory/core";
 import { loadLlm, loadPostgresStore, loadSqliteStore, type CliContext } from "../cli-context.js";
 import { intOption } from "../options.js";
 import { VERSION } from "../version.js";
+import { dashboardUiDir } from "./dashboard.js";
 
-type ServeModule = Pick<typeof import("@cass-memory/mcp"), "exitOnSignals" | "runStdioServer" | "startHttpServer">;
+type ServeModule = Pick<
+  typeof import("@cass-memory/mcp"),
+  "createServerContext" | "exitOnSignals" | "resolveHttpOptions" | "runStdioServer" | "startHttpServer"
+> &
+  Pick<typeof import("@cass-memory/dashboard"), "createDashboardHandler" | "dashboardStoreInfo">;
 
 /** The separately bundled server (`dist/cm-serve.cjs`); from sources, the package itself. */
 async function loadServer(): Promise<ServeModule> {
   const bundled = join(__dirname, "cm-serve.cjs");
   if (existsSync(bundled)) return require(bundled) as ServeModule;
-  return import("@cass-memory/mcp");
+  const [mcp, dashboard] = await Promise.all([import("@cass-memory/mcp"), import("@cass-memory/dashboard")]);
+  return { ...mcp, ...dashboard };
 }
 
 interface ServeFlags {
@@ -60,13 +66,18 @@ export function registerServe(program: Command, ctx: CliContext): void {
         await handle.closed;
         process.exit(0);
       }
-      const handle = await server.startHttpServer({
-        version: VERSION,
-        runtimeOptions,
-        log,
-        ...(flags.host !== undefined ? { host: flags.host.trim() } : {}),
-        ...(port !== undefined ? { port } : {}),
+      const bind = { ...(flags.host !== undefined ? { host: flags.host.trim() } : {}), ...(port !== undefined ? { port } : {}) };
+      // The bind policy is checked before anything is loaded; the dashboard uses the same token.
+      const { token } = server.resolveHttpOptions(bind);
+      const context = await server.createServerContext({ version: VERSION, runtimeOptions });
+      const dashboard = server.createDashboardHandler({
+        deps: context.deps,
+        ...(token !== undefined ? { token } : {}),
+        uiDir: dashboardUiDir(),
+        store: server.dashboardStoreInfo(context.runtime),
       });
+      const handle = await server.startHttpServer({ version: VERSION, runtimeOptions, log, context, mounts: [dashboard], ...bind });
+      log(`Dashboard: ${handle.url}dashboard/${token !== undefined ? "#token=<MCP_HTTP_TOKEN>" : ""}`);
       server.exitOnSignals(handle.close, log);
       // Serve until a signal ends the process (the program exits when an action returns).
       await new Promise<never>(() => undefined);

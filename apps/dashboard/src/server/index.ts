@@ -5,5 +5,6 @@ export { createDashboardHandler, httpStatusOf } from "./handler.js";
 export type { DashboardHandler, DashboardHandlerOptions, DashboardRequestInfo, DashboardStoreInfo } from "./handler.js";
 export { DEFAULT_DASHBOARD_HOST, newDashboardToken, startDashboardServer } from "./server.js";
 export type { DashboardServerHandle, DashboardServerOptions } from "./server.js";
+export { dashboardStoreInfo } from "./store-info.js";
 export { CONTENT_TYPES, indexUiDir } from "./static.js";
 export type { StaticFile } from "./static.js";
