@@ -187,11 +187,13 @@ describe("storage migrate --to sqlite, bullet by bullet (issue 18)", () => {
     const b = await migrateStorage(await runtime(whole, { loadSqliteStore: wholeSectionOnly }), { to: "sqlite" });
     // The stream was used for the first and not for the second.
     expect(streamedBullets).toBe(RULES);
+    expect(a.streamed).toEqual(["global/playbook"]);
+    expect(b.streamed).toBeUndefined();
     for (const result of [a, b]) {
       expect(result).toMatchObject({ status: "migrated", sections: { records: RULES }, verified: { sections: 1 } });
       expect(result.secretsRedacted?.total).toBe(1);
     }
-    expect({ ...a, message: "", config: null, installed: null }).toEqual({ ...b, message: "", config: null, installed: null });
+    expect({ ...a, message: "", config: null, installed: null, streamed: null }).toEqual({ ...b, message: "", config: null, installed: null, streamed: null });
     expect(databaseContent(join(streamed.globalDir, "cass-memory.sqlite"))).toEqual(databaseContent(join(whole.globalDir, "cass-memory.sqlite")));
     // The source is left as it was.
     expect(readFileSync(join(streamed.globalDir, "playbook.yaml"), "utf8")).toBe(text);
@@ -232,7 +234,7 @@ describe("storage migrate --to sqlite, bullet by bullet (issue 18)", () => {
     closeAllStores();
 
     const again = await migrateStorage(await runtime(h), { to: "sqlite" });
-    expect(again).toMatchObject({ status: "migrated", sections: { records: RULES } });
+    expect(again).toMatchObject({ status: "migrated", sections: { records: RULES }, streamed: ["global/playbook"] });
     expect(existsSync(join(h.globalDir, ".migrate-sqlite"))).toBe(false);
     await expectSameAsSource(h);
   }, 600_000);
@@ -250,6 +252,7 @@ describe("storage migrate --to sqlite, bullet by bullet (issue 18)", () => {
     }));
     const result = await migrateStorage(await runtime(h, { loadSqliteStore: watching }), { to: "sqlite" });
     expect(result).toMatchObject({ status: "migrated", sections: { records: 300 } });
+    expect(result.streamed).toBeUndefined();
     expect(streamCalls).toBe(0);
     const rt = await runtime(h);
     expect((await rt.deps.store.readPlaybook("global"))?.bullets).toHaveLength(300);

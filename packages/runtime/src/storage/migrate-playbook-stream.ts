@@ -30,6 +30,8 @@ export interface PlaybookStreaming {
   config: Pick<Config, "sanitization">;
   /** Secrets redacted per streamed section (counted once per section, like the whole-section path). */
   tallies: Map<string, SecretTally>;
+  /** Sections copied or verified bullet by bullet. */
+  streamed: Set<string>;
 }
 
 /** The streaming pair when both stores support it, else null. */
@@ -38,7 +40,7 @@ export function playbookStreaming(source: StoreTransfer, target: StoreTransfer, 
   const t = target as Partial<TargetStreams>;
   if (typeof s.openPlaybookStream !== "function") return null;
   if (typeof t.writePlaybookStream !== "function" || typeof t.readPlaybookHead !== "function" || typeof t.readPlaybookBullets !== "function") return null;
-  return { source: s as SourceStreams, target: t as TargetStreams, config, tallies: new Map() };
+  return { source: s as SourceStreams, target: t as TargetStreams, config, tallies: new Map(), streamed: new Set() };
 }
 
 /** The layer of a playbook section key, or null for any other section. */
@@ -96,6 +98,7 @@ export async function copyStreamedPlaybook(streaming: PlaybookStreaming | null, 
     throw error;
   }
   streaming.tallies.set(key, tally);
+  streaming.streamed.add(key);
   return { key, kind: "playbook", records, skipped: 0 };
 }
 
@@ -187,6 +190,7 @@ export async function verifyStreamedPlaybook(
     await rows.return(undefined);
   }
   streaming.tallies.set(key, tally);
+  streaming.streamed.add(key);
   if (found === null) return { difference: null };
   return {
     difference: {

@@ -145,6 +145,8 @@ export interface MigrateStorageResult {
   plan?: SectionSummary[];
   /** Every section compared after the copy (never present with differences: those fail the run). */
   verified?: { sections: number };
+  /** Playbook sections this run copied and verified bullet by bullet (issue 18); absent when none. */
+  streamed?: string[];
   /** The target backend's earlier files, moved aside (dry run: that would be moved). */
   backups: Array<{ layer: Layer; dir: string; files: string[] }>;
   /** Where the target's data now lives, per layer. */
@@ -461,6 +463,7 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
         skippedLines,
       },
       verified: { sections: verification.keys.length },
+      ...(streaming !== null && streaming.streamed.size > 0 ? { streamed: [...streaming.streamed] } : {}),
       ...(redacted.total > 0 ? { secretsRedacted: redacted } : {}),
       backups,
       installed,
