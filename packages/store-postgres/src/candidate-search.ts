@@ -251,9 +251,9 @@ async function rank(sql: Sql, space: string, terms: Term[], rowCount: number, li
       values.push(text);
       return `$${values.length}::tsquery`;
     });
-    return `SELECT row, ${k + 1} AS term, (tsv @@ ${a})::int + (tsv @@ ${b})::int + (tsv @@ ${c})::int AS tf, (tsv @@ ${a} OR tsv @@ ${b}) AS text,
-              active, len, pos
-            FROM cm_search WHERE space = $1 AND tsv @@ ${q}`;
+    return `SELECT row, ${k + 1} AS term, a::int + b::int + c::int AS tf, a OR b AS text, active, len, pos FROM (
+              SELECT row, tsv @@ ${a} AS a, tsv @@ ${b} AS b, tsv @@ ${c} AS c, active, len, pos
+              FROM cm_search WHERE space = $1 AND tsv @@ ${q} OFFSET 0) AS m`;
   });
   const matched =
     branches.length === 0

@@ -138,6 +138,8 @@ export class PgDatabase {
   readonly url: string;
   readonly schema: string;
   readonly where: string;
+  /** Called after every write, committed or not (the store's memo of reads). */
+  afterWrite: (() => void) | null = null;
   private pool: pg.Pool | null = null;
   private ready: Promise<void> | null = null;
   private readonly options: PgDatabaseOptions;
@@ -299,6 +301,7 @@ export class PgDatabase {
       throw pgFailure(error, this.url);
     } finally {
       client.release(broken);
+      this.afterWrite?.();
     }
   }
 

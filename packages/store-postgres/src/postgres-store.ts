@@ -62,6 +62,7 @@ import { atomicWriteFile, backupFile, crashPoint, DEFAULT_LOCK_TIMEOUT_MS, mutat
 import { searchCandidates } from "./candidate-search.js";
 import { CHANGE_CHANNEL, PgDatabase, pgFailure, pgText, type Sql } from "./database.js";
 import { clearStoredPlaybook, decodeCandidates, emptyStored, readStoredPlaybook, readStoredSubset, writeScopedChanges, writeStoredPlaybook } from "./playbook-rows.js";
+import { ChangeListener } from "./listener.js";
 import { createPostgresTransfer } from "./transfer.js";
 
 /** Names `layerStatus` reports: the original's files whose content each layer holds. */
@@ -110,8 +111,14 @@ export interface PostgresStoreOptions {
   /** The clock of the cost ledger's buckets (default: the system clock). */
   now?: () => Date;
   parseYaml?: YamlParser;
-  /** Keep the last playbook read of each layer while its revision is unchanged (long-running processes). */
+  /**
+   * Keep the last playbook read of each layer (long-running processes): while a dedicated
+   * connection LISTENs for change notifications it is used without asking the database; while
+   * that connection is down, as long as the layer's revision is unchanged.
+   */
   memoizeReads?: boolean;
+  /** With memoizeReads: listen for other processes' writes (default true); false checks the revision on every read. */
+  listen?: boolean;
 }
 
 export interface PostgresStore extends Store {
@@ -125,6 +132,8 @@ export interface PostgresStore extends Store {
    * process compares it to see others' writes (one indexed read). 0 when nothing was written.
    */
   changeCounter(layer: Layer): Promise<number>;
+  /** The change listener's state (memoizeReads): whether it is connected, and its server process id. */
+  changeListener(): { live: boolean; backendPid: number | null } | null;
   /** Checks that the server answers (connects, runs the migrations); throws NETWORK_ERROR when it cannot. */
   ping(): Promise<void>;
   /** True when the space holds any row (a playbook, bullets, journal, logs, …). */
@@ -217,28 +226,56 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   // -------------------------------------------------------------------------------------------
   // Playbook
 
-  const memo = new Map<Layer, { revision: number; playbook: Playbook }>();
+  /**
+   * The last playbook read of each layer (memoizeReads). It is used without asking the database
+   * while the change listener is live, was live when the entry was read (same epoch) and nothing
+   * was announced or written here since (same generation); otherwise the layer's revision is read
+   * first (one indexed query) and the entry kept when it is unchanged.
+   */
+  const memo = new Map<Layer, { revision: number; playbook: Playbook; generation: number; epoch: number }>();
+  /** Grows with every change notification and every write of this store. */
+  let generation = 0;
+  const listener =
+    options.memoizeReads && options.listen !== false
+      ? new ChangeListener({
+          url: options.url,
+          channel: CHANGE_CHANNEL,
+          logger,
+          connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+          onChange: () => void (generation += 1),
+        })
+      : null;
+  // After a write of this store the memo is stale (its own notification may come after its next read).
+  db.afterWrite = () => void (generation += 1);
 
   async function readPlaybook(layer: Layer): Promise<Playbook | null> {
     const space = spaceOf(layer);
     if (space === null) return null;
-    return db.read(async (sql) => {
-      if (options.memoizeReads) {
+    if (options.memoizeReads) {
+      listener?.start();
+      const hit = memo.get(layer);
+      if (hit !== undefined && listener?.live === true && hit.epoch === listener.epoch && hit.generation === generation) return hit.playbook;
+      // Taken before the read's snapshot: a write the snapshot misses is announced after this.
+      const seenGeneration = generation;
+      const seenEpoch = listener?.live === true ? listener.epoch : -1;
+      return db.read(async (sql) => {
         const result = await sql.query("SELECT revision, playbook IS NOT NULL AS has FROM cm_spaces WHERE space = $1", [space]);
         const row = result.rows[0] as { revision: number; has: boolean } | undefined;
-        const hit = memo.get(layer);
-        if (row?.has && hit !== undefined && hit.revision === row.revision) return hit.playbook;
+        if (row?.has && hit !== undefined && hit.revision === row.revision) {
+          memo.set(layer, { ...hit, generation: seenGeneration, epoch: seenEpoch });
+          return hit.playbook;
+        }
         const stored = await readStoredPlaybook(sql, space, where(space));
         if (stored === null) {
           memo.delete(layer);
           return null;
         }
         const frozen = deepFreeze(stored.playbook);
-        memo.set(layer, { revision: stored.revision, playbook: frozen });
+        memo.set(layer, { revision: stored.revision, playbook: frozen, generation: seenGeneration, epoch: seenEpoch });
         return frozen;
-      }
-      return (await readStoredPlaybook(sql, space, where(space)))?.playbook ?? null;
-    });
+      });
+    }
+    return db.read(async (sql) => (await readStoredPlaybook(sql, space, where(space)))?.playbook ?? null);
   }
 
   async function mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>, scope?: MutationScope): Promise<T> {
@@ -806,7 +843,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     transfer: createPostgresTransfer({ db, spaces: { global: globalSpace, repo: repoSpace }, logger, logFiles: LOG_FILES, where }),
     schemaVersion: () => db.schemaVersion(),
     changeCounter,
+    changeListener: () => (listener === null ? null : { live: listener.live, backendPid: listener.backendPid }),
     ping: () => db.ensureSchema(),
-    close: () => db.close(),
+    close: async () => {
+      await listener?.close();
+      await db.close();
+    },
   };
 }
