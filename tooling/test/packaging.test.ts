@@ -219,6 +219,13 @@ describe("every public package's tarball", { timeout: SLOW }, () => {
     expect(files.filter((f) => /(^|\/)(src|test)\//.test(f) || f.endsWith(".test.js"))).toEqual([]);
   });
 
+  it("the CLI carries the dashboard's built page (dist/dashboard-ui); the dashboard package itself is private", () => {
+    const ui = join(get("cass-memory").contents, "dist", "dashboard-ui");
+    expect(readFileSync(join(ui, "index.html"), "utf8")).toContain("<html");
+    expect(readdirSync(join(ui, "assets")).some((f) => f.endsWith(".js"))).toBe(true);
+    expect(names).not.toContain("@cass-memory/dashboard");
+  });
+
   it("one package owns cm-mcp: the CLI", () => {
     const owners = names.filter((name) => get(name).manifest.bin?.["cm-mcp"] !== undefined);
     expect(owners).toEqual(["cass-memory"]);
