@@ -18,7 +18,8 @@ const LEARNING = join(REPO, "fixtures/learning");
 
 /** @returns {string | null} */
 export function chromiumPath() {
-  const candidates = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter(Boolean);
+  // An explicit CHROMIUM_PATH is the only candidate (so a wrong one is reported, not silently replaced).
+  const candidates = process.env.CHROMIUM_PATH ? [process.env.CHROMIUM_PATH] : ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
   return candidates.find((p) => existsSync(p)) ?? null;
 }
 

@@ -7,9 +7,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { allBullets, browserAvailability, getBullet, launchChromium, seed, startDashboard, tempHome, type Dashboard, type Home, type Seed } from "../../scripts/harness.mjs";
+import { allBullets, browserAvailability, chromiumPath, getBullet, launchChromium, seed, startDashboard, tempHome, type Dashboard, type Home, type Seed } from "../../scripts/harness.mjs";
 
 const availability = browserAvailability();
+
+// In CI a missing Chromium is a failed test, not a skipped one (.ci/run installs Debian's package).
+it.runIf(process.env.CI === "true" || process.env.CI === "1")("Chromium is installed (required in CI)", () => {
+  expect(chromiumPath(), availability.reason).not.toBeNull();
+});
 
 function countBy(bullets: Array<Record<string, any>>, key: string): Record<string, number> {
   const out: Record<string, number> = {};
@@ -29,11 +34,11 @@ describe.runIf(availability.run)("dashboard page in Chromium (YAML store)", () =
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
+    profile = mkdtempSync(join(tmpdir(), "cm-dash-chromium-"));
+    ({ browser, close: closeBrowser } = await launchChromium(profile));
     h = tempHome();
     s = seed(h);
     dash = await startDashboard(h);
-    profile = mkdtempSync(join(tmpdir(), "cm-dash-chromium-"));
-    ({ browser, close: closeBrowser } = await launchChromium(profile));
     page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
     page.on("pageerror", (e) => pageErrors.push(e.message));
     page.on("console", (m) => {

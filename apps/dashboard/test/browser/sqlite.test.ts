@@ -19,14 +19,14 @@ describe.runIf(availability.run)("dashboard page in Chromium (SQLite store)", ()
   let profile: string;
 
   beforeAll(async () => {
+    profile = mkdtempSync(join(tmpdir(), "cm-dash-chromium-"));
+    ({ browser, close: closeBrowser } = await launchChromium(profile));
     h = tempHome();
     s = seed(h, { reflect: false });
     const migrated = cm(h, ["storage", "migrate", "--to", "sqlite", "--json"]);
     expect(migrated.to).toBe("sqlite");
     expect(cm(h, ["storage", "status", "--json"]).backend).toBe("sqlite");
     dash = await startDashboard(h);
-    profile = mkdtempSync(join(tmpdir(), "cm-dash-chromium-"));
-    ({ browser, close: closeBrowser } = await launchChromium(profile));
     page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
     await page.goto(dash.url);
     await page.waitForSelector('main[data-view="overview"]:not([aria-busy])', { timeout: 30_000 });
