@@ -114,6 +114,9 @@ for (const backend of ["yaml", "sqlite"] as const) {
       expect(risk.atRisk.map((r: { id: string }) => r.id)).toEqual(["r-bad"]);
       expect(risk.stale.map((r: { id: string; daysSinceFeedback: number }) => [r.id, r.daysSinceFeedback])).toEqual([["r-stale", 200]]);
       expect(risk.expiring.map((r: { id: string; expiresInDays: number }) => [r.id, r.expiresInDays])).toEqual([["r-exp", 10]]);
+      expect(risk.totals).toEqual({ atRisk: 1, stale: 1, expiring: 1 });
+      expect(risk.limit).toBe(200);
+      expect((await get("risk?limit=0")).status).toBe(400);
 
       const dup = await data200("duplicates");
       expect(dup.pairs.map((p: { a: { id: string }; b: { id: string } }) => [p.a.id, p.b.id].sort())).toEqual([["r-dup1", "r-dup2"]]);

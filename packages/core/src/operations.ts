@@ -281,6 +281,7 @@ export {
   EXPIRING_WITHIN_DAYS,
   loadDashboardPlaybook,
   paginate,
+  RISK_DEFAULT_LIMIT,
   RULE_SORTS,
   ruleSummary,
   SCORE_BIN_EDGES,

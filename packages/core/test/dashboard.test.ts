@@ -105,6 +105,12 @@ describe("dashboard read model", () => {
     expect(r.stale.map((x) => x.id)).toEqual(["r-stale"]);
     expect(r.stale[0]!.daysSinceFeedback).toBe(200);
     expect(r.expiring.map((x) => [x.id, x.expiresInDays])).toEqual([["r-exp", 10]]);
+    expect(r.totals).toEqual({ atRisk: 1, stale: 1, expiring: 1 });
+    const many = playbookOf(Array.from({ length: 12 }, (_, i) => createTestBullet({ id: `s-${String(i).padStart(2, "0")}`, createdAt: daysAgo(100 + i) })));
+    const capped = computeRisk(many, NOW, config, "cm", 5);
+    expect(capped.stale.map((x) => x.id)).toEqual(["s-11", "s-10", "s-09", "s-08", "s-07"]);
+    expect(capped.totals.stale).toBe(12);
+    expect(() => computeRisk(many, NOW, config, "cm", 0)).toThrow(/limit/);
   });
 
   it("duplicates and conflicts", () => {

@@ -264,7 +264,7 @@ export function createDashboardHandler(options: DashboardHandlerOptions): Dashbo
         return computeRules(await loadDashboardPlaybook(deps), now, deps.config, query);
       }
       case "risk":
-        return computeRisk(await loadDashboardPlaybook(deps), now, deps.config, deps.cliName);
+        return computeRisk(await loadDashboardPlaybook(deps), now, deps.config, deps.cliName, intParam(params, "limit"));
       case "duplicates": {
         const playbook = await loadDashboardPlaybook(deps);
         const key = playbookFingerprint(playbook);

@@ -361,7 +361,13 @@ export interface DashboardRisk {
   /** Active rules whose validTo is between now and 30 days ahead (`cm stale --expiring 30`), soonest first. */
   expiring: Array<RuleSummary & { validTo: string; expiresInDays: number }>;
   expiringWithinDays: number;
+  /** Each list holds at most `limit` rules (the first ones in its order); `totals` counts them all. */
+  limit: number;
+  totals: { atRisk: number; stale: number; expiring: number };
 }
+
+/** Default and largest number of rules per risk list (a 10,000-rule playbook can have thousands of stale ones). */
+export const RISK_DEFAULT_LIMIT = 200;
 
 function newestFeedbackMs(bullet: Bullet): number | null {
   let newest: number | null = null;
@@ -372,7 +378,10 @@ function newestFeedbackMs(bullet: Bullet): number | null {
   return newest;
 }
 
-export function computeRisk(playbook: Playbook, now: Date, config: ScoringConfig, cliName = "cm"): DashboardRisk {
+export function computeRisk(playbook: Playbook, now: Date, config: ScoringConfig, cliName = "cm", limit = RISK_DEFAULT_LIMIT): DashboardRisk {
+  if (!Number.isInteger(limit) || limit < 1 || limit > DASHBOARD_MAX_LIMIT) {
+    throw new AppError("INVALID_INPUT", `limit must be an integer between 1 and ${DASHBOARD_MAX_LIMIT}.`, { details: { field: "limit", received: limit } });
+  }
   const nowMs = now.getTime();
   const threshold = getHalfLifeDays(config);
   const atRisk: DashboardRisk["atRisk"] = [];
@@ -404,7 +413,15 @@ export function computeRisk(playbook: Playbook, now: Date, config: ScoringConfig
   atRisk.sort((a, b) => a.score - b.score || (a.id < b.id ? -1 : 1));
   stale.sort((a, b) => b.daysSinceFeedback - a.daysSinceFeedback || (a.id < b.id ? -1 : 1));
   expiring.sort((a, b) => Date.parse(a.validTo) - Date.parse(b.validTo) || (a.id < b.id ? -1 : 1));
-  return { atRisk, stale, staleThresholdDays: threshold, expiring, expiringWithinDays: EXPIRING_WITHIN_DAYS };
+  return {
+    atRisk: atRisk.slice(0, limit),
+    stale: stale.slice(0, limit),
+    staleThresholdDays: threshold,
+    expiring: expiring.slice(0, limit),
+    expiringWithinDays: EXPIRING_WITHIN_DAYS,
+    limit,
+    totals: { atRisk: atRisk.length, stale: stale.length, expiring: expiring.length },
+  };
 }
 
 // -------------------------------------------------------------------------------------- duplicates
@@ -612,8 +629,8 @@ export async function dashboardRule(deps: OperationDeps, id: string, playbook?: 
   return computeRuleDetail(bullet, await readJournals(deps), deps.clock.now(), deps.config);
 }
 
-export async function dashboardRisk(deps: OperationDeps, playbook?: Playbook): Promise<DashboardRisk> {
-  return computeRisk(playbook ?? (await loadMergedPlaybook(deps)), deps.clock.now(), deps.config, deps.cliName);
+export async function dashboardRisk(deps: OperationDeps, limit?: number, playbook?: Playbook): Promise<DashboardRisk> {
+  return computeRisk(playbook ?? (await loadMergedPlaybook(deps)), deps.clock.now(), deps.config, deps.cliName, limit);
 }
 
 export async function dashboardDuplicates(deps: OperationDeps, playbook?: Playbook): Promise<DashboardDuplicates> {
