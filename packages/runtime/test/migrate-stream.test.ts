@@ -258,6 +258,40 @@ describe("storage migrate --to sqlite, bullet by bullet (issue 18)", () => {
     expect((await rt.deps.store.readPlaybook("global"))?.bullets).toHaveLength(300);
   }, 600_000);
 
+  it("rolls back a streamed copy that meets a rule the stream reader does not cover, and copies the section whole", async () => {
+    // A flow list in the 200th rule: valid YAML, but outside the fast reader's subset (the library reads it).
+    const text = earlierCmPlaybook(400).replace(/(\n  - id: b-5k\n(?: {4}[^\n]*\n)*? {4}tags:)\n {6}- (t\d)\n/, "$1 [ $2, extra ]\n");
+    expect(text).toContain("[ t0, extra ]");
+    const h = homeWith("midway", text);
+    let yielded = 0;
+    const watching = sqliteWith((transfer) => ({
+      ...transfer,
+      writePlaybookStream: (key: string, layer: string, head: unknown, bullets: Iterable<unknown>) =>
+        (transfer.writePlaybookStream as (...a: unknown[]) => Promise<number>)(
+          key,
+          layer,
+          head,
+          (function* () {
+            for (const b of bullets) {
+              yielded += 1;
+              yield b;
+            }
+          })(),
+        ),
+    }));
+    const result = await migrateStorage(await runtime(h, { loadSqliteStore: watching }), { to: "sqlite" });
+    expect(result).toMatchObject({ status: "migrated", sections: { records: 400 } });
+    expect(result.streamed).toBeUndefined();
+    // The stream got as far as the rule before the flow list; none of its rows were kept.
+    expect(yielded).toBe(200);
+    const rt = await runtime(h);
+    const playbook = await rt.deps.store.readPlaybook("global");
+    expect(playbook?.bullets).toHaveLength(400);
+    expect(playbook?.bullets[200]?.tags).toEqual(["t0", "extra"]);
+    expect(databaseContent(join(h.globalDir, "cass-memory.sqlite"))).toMatchObject({ bullets: expect.any(Array) });
+    expect((databaseContent(join(h.globalDir, "cass-memory.sqlite")) as { bullets: unknown[] }).bullets).toHaveLength(400);
+  }, 600_000);
+
   it("counts a streamed playbook on --dry-run without changing anything", async () => {
     const h = homeWith("dry", earlierCmPlaybook(1200));
     const before = snapshot(h.globalDir);

@@ -86,8 +86,15 @@ async function dirExists(path: string): Promise<boolean> {
   }
 }
 
+/** Whether a file is there (without reading it: a playbook can be a hundred megabytes). */
 async function exists(path: string): Promise<boolean> {
-  return (await readTextOrNull(path)) !== null;
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return false;
+    throw readError(path, error);
+  }
 }
 
 /** Removes a file; a missing one is fine. */
