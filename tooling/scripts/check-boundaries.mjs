@@ -3,7 +3,9 @@
 //  - adapters (cass, llm, store-*) depend on core (and the shared node-files support package) only,
 //    never on each other;
 //  - runtime may depend on core and adapters; only apps depend on runtime;
-//  - nothing depends on an app, except the CLI on the MCP server app (`cm serve`, ADR 0006); internal dependencies use `workspace:^` (dev deps may use workspace:*).
+//  - nothing depends on an app, except the CLI on the MCP server app (`cm serve`, ADR 0006) and on the
+//    dashboard app (`cm dashboard`, issue 20), which itself uses the MCP server's host checks; internal
+//    dependencies use `workspace:^` (dev deps may use workspace:*).
 // Both package.json declarations and actual import statements in src/ are checked.
 import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -20,6 +22,8 @@ for (const dir of dirs) {
   const folder = relative(root, dir);
   const kind = folder === "apps/mcp"
     ? "server"
+    : folder === "apps/dashboard"
+    ? "dashboard"
     : folder.startsWith("apps/")
     ? "app"
     : folder === "packages/core"
@@ -44,7 +48,9 @@ const allowed = {
   runtime: new Set(["core", "adapter", "support"]),
   // The MCP server is an app (bin `cm-mcp`) that the CLI also starts (`cm serve`): ADR 0006.
   server: new Set(["core", "runtime", "adapter"]),
-  app: new Set(["core", "runtime", "adapter", "server"]),
+  // The web dashboard (served by `cm dashboard` and `cm serve`), bundled into the CLI like the MCP server.
+  dashboard: new Set(["core", "runtime", "server"]),
+  app: new Set(["core", "runtime", "adapter", "server", "dashboard"]),
 };
 const allowedDev = {
   ...allowed,
@@ -53,7 +59,8 @@ const allowedDev = {
   core: new Set(),
   runtime: new Set(["core", "adapter", "contract"]),
   server: new Set(["core", "runtime", "adapter", "contract"]),
-  app: new Set(["core", "runtime", "adapter", "server", "contract"]),
+  dashboard: new Set(["core", "runtime", "server"]),
+  app: new Set(["core", "runtime", "adapter", "server", "dashboard", "contract"]),
 };
 
 for (const pkg of pkgs.values()) {
