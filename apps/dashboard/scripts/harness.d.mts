@@ -36,3 +36,5 @@ export interface Dashboard {
   stop: () => Promise<void>;
 }
 export declare function startDashboard(h: Home, extraArgs?: string[]): Promise<Dashboard>;
+/** `cm serve` on a free loopback port; the dashboard at /dashboard/ (with `#token=` when a token is given). */
+export declare function startServe(h: Home, token?: string): Promise<Dashboard>;

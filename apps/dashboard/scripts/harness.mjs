@@ -3,6 +3,7 @@
 // (Debian's) driven by playwright-core. Types in harness.d.mts.
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -172,6 +173,53 @@ export function startDashboard(h, extraArgs = []) {
           setTimeout(() => child.kill("SIGKILL"), 10_000).unref();
         });
       resolvePromise({ url, origin: new URL(url).origin, token, child, stop });
+    });
+  });
+}
+
+/** A free TCP port on 127.0.0.1 (for `cm serve --port`, which has no port 0 report). */
+function freePort() {
+  return new Promise((resolvePromise, reject) => {
+    const probe = createServer();
+    probe.on("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => resolvePromise(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+/** Starts `cm serve` (HTTP, loopback) and waits for its "Dashboard: <url>" line; `token` sets MCP_HTTP_TOKEN. */
+export async function startServe(h, token) {
+  const port = await freePort();
+  const env = { ...h.env, ...(token ? { MCP_HTTP_TOKEN: token } : {}) };
+  const child = spawn(process.execPath, [CM, "serve", "--port", String(port)], { cwd: h.home, env, stdio: ["ignore", "pipe", "pipe"] });
+  let err = "";
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => fail(new Error(`cm serve did not announce the dashboard within 60 s\n${err}`)), 60_000);
+    const fail = (e) => {
+      clearTimeout(timer);
+      child.kill("SIGTERM");
+      reject(e);
+    };
+    child.on("exit", (code) => fail(new Error(`cm serve exited ${code}\n${err}`)));
+    child.stdout.resume();
+    child.stderr.on("data", (d) => {
+      err += d.toString();
+      if (err.length > 100_000) err = err.slice(-50_000);
+      const match = /Dashboard: (http:\/\/\S+?\/dashboard\/)/.exec(err);
+      if (!match) return;
+      clearTimeout(timer);
+      child.removeAllListeners("exit");
+      const base = match[1];
+      const stop = () =>
+        new Promise((done) => {
+          if (child.exitCode !== null) return done();
+          child.once("exit", () => done());
+          child.kill("SIGTERM");
+          setTimeout(() => child.kill("SIGKILL"), 10_000).unref();
+        });
+      resolvePromise({ url: token ? `${base}#token=${encodeURIComponent(token)}` : base, origin: new URL(base).origin, token: token ?? "", child, stop });
     });
   });
 }

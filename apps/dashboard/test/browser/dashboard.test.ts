@@ -116,6 +116,14 @@ describe.runIf(availability.run)("dashboard page in Chromium (YAML store)", () =
     const shown = await page.locator("tr[data-rule]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-rule")));
     expect(shown.sort()).toEqual(linter);
 
+    // Every control of the view has an accessible name (a <label>, aria-label or its text).
+    const unnamed = await page.evaluate(() =>
+      [...document.querySelectorAll("main input, main select, main button, main a")]
+        .filter((el) => !((el as HTMLInputElement).labels?.length || el.getAttribute("aria-label") || el.textContent?.trim()))
+        .map((el) => el.outerHTML.slice(0, 80)),
+    );
+    expect(unnamed).toEqual([]);
+
     const testing = bullets.filter((b) => b.category === "testing").length;
     await view("rules?category=testing");
     expect(await page.locator("tr[data-rule]").count()).toBe(testing);

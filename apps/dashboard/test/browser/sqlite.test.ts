@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { allBullets, browserAvailability, cm, getBullet, launchChromium, seed, startDashboard, tempHome, type Dashboard, type Home, type Seed } from "../../scripts/harness.mjs";
+import { allBullets, browserAvailability, cm, getBullet, launchChromium, seed, startDashboard, startServe, tempHome, type Dashboard, type Home, type Seed } from "../../scripts/harness.mjs";
 
 const availability = browserAvailability();
 
@@ -64,5 +64,21 @@ describe.runIf(availability.run)("dashboard page in Chromium (SQLite store)", ()
     const b = getBullet(h, id);
     expect(b.harmfulCount).toBe(1);
     expect(b.feedbackEvents.map((e: any) => [e.type, e.reason])).toEqual([["harmful", "outdated"]]);
+  });
+
+  it("the same page under `cm serve` at /dashboard, with its MCP_HTTP_TOKEN", async () => {
+    await dash.stop(); // one server on the store at a time
+    const serve = await startServe(h, "serve-token-for-the-browser-test");
+    const other = await browser.newPage({ viewport: { width: 1366, height: 768 } });
+    try {
+      expect((await fetch(`${serve.origin}/dashboard/api/overview`)).status).toBe(401);
+      await other.goto(serve.url);
+      await other.waitForSelector('main[data-view="overview"]:not([aria-busy])', { timeout: 30_000 });
+      expect(Number((await other.locator('[data-stat="total"]').innerText()).replace(/,/g, ""))).toBe(allBullets(h).length);
+      expect(await other.locator('[data-testid="error"]').count()).toBe(0);
+    } finally {
+      await other.close();
+      await serve.stop();
+    }
   });
 });
