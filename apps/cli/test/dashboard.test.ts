@@ -81,7 +81,7 @@ describe("cm dashboard", () => {
     expect((await fetch(`${base}api/overview`)).status).toBe(401);
     const overview = await fetch(`${base}api/overview`, { headers: { authorization: `Bearer ${token}` } });
     expect(overview.status).toBe(200);
-    const data = (await overview.json()).data;
+    const data = ((await overview.json()) as any).data;
     expect(data.counts.total).toBe(1);
     expect(data.store.backend).toBe("yaml");
 
@@ -108,7 +108,7 @@ describe("cm dashboard", () => {
     expect(run.out()).toContain(`Dashboard: http://127.0.0.1:${port}/dashboard/#token=my-own-token-123`);
     expect(run.out()).toContain("Open the URL above");
     const res = await fetch(`http://127.0.0.1:${port}/dashboard/api/rules`, { headers: { authorization: "Bearer my-own-token-123" } });
-    expect((await res.json()).data.total).toBe(1);
+    expect(((await res.json()) as any).data.total).toBe(1);
   });
 
   it("refuses a bad port or a short token (exit 2)", () => {
@@ -129,7 +129,7 @@ describe("cm serve mounts the dashboard at /dashboard", () => {
     expect((await fetch(`${base}/dashboard/`)).status).toBe(200);
     const overview = await fetch(`${base}/dashboard/api/overview`);
     expect(overview.status).toBe(200);
-    expect((await overview.json()).data.counts.total).toBe(1);
+    expect(((await overview.json()) as any).data.counts.total).toBe(1);
     const foreign = await fetch(`${base}/dashboard/api/overview`, { headers: { origin: "http://evil.example" } });
     expect(foreign.status).toBe(403);
     const mcp = await fetch(`${base}/`, {
@@ -138,7 +138,7 @@ describe("cm serve mounts the dashboard at /dashboard", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
     });
     expect(mcp.status).toBe(200);
-    expect((await mcp.json()).result.serverInfo.name).toBe("cass-memory");
+    expect(((await mcp.json()) as any).result.serverInfo.name).toBe("cass-memory");
   });
 
   it("with MCP_HTTP_TOKEN: the API needs that token", async () => {
