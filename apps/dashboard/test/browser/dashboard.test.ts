@@ -231,6 +231,42 @@ describe.runIf(availability.run)("dashboard page in Chromium (YAML store)", () =
     await other.close();
   });
 
+  it("text contrast meets WCAG AA on the overview, rules, rule and runs views", async () => {
+    for (const hash of ["overview", "rules", `rule/${s.ids.typecheck}`, "runs"]) {
+      await view(hash);
+      const failures = await page.evaluate(() => {
+        const rgba = (c: string): number[] => (c.match(/[\d.]+/g) ?? []).map(Number);
+        const lum = ([r, g, b]: number[]): number => {
+          const f = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+          return 0.2126 * f(r!) + 0.7152 * f(g!) + 0.0722 * f(b!);
+        };
+        const background = (el: Element | null): number[] => {
+          for (let e = el; e; e = e.parentElement) {
+            const c = rgba(getComputedStyle(e).backgroundColor);
+            if (c.length === 3 || (c.length === 4 && c[3]! > 0.9)) return c.slice(0, 3);
+          }
+          return [255, 255, 255];
+        };
+        const out: string[] = [];
+        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          const el = n.parentElement;
+          if (!el || !n.textContent?.trim() || el.closest("details:not([open]), .uplot, dialog, .sr-only, .skip")) continue;
+          const style = getComputedStyle(el);
+          if (style.visibility === "hidden" || style.display === "none") continue;
+          const fg = lum(rgba(style.color));
+          const bg = lum(background(el));
+          const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+          const size = parseFloat(style.fontSize);
+          const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+          if (ratio < (large ? 3 : 4.5)) out.push(`${ratio.toFixed(2)} "${n.textContent.trim().slice(0, 30)}" ${style.color} on ${getComputedStyle(el).backgroundColor}`);
+        }
+        return out;
+      });
+      expect(failures, hash).toEqual([]);
+    }
+  });
+
   it("keyboard: Tab reaches the rule actions, Enter opens the dialog, Escape cancels", async () => {
     await view(`rule/${s.ids.timersNo}`);
     await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
