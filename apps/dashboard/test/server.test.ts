@@ -303,6 +303,25 @@ describe("dashboard security and static files", () => {
   });
 });
 
+describe("page not built yet", () => {
+  it("404 with a hint until the ui directory has files, then serves them without a restart", async () => {
+    const tmp = tempDir("cm-dash-noui-");
+    const rt = await testRuntime(tmp.dir, "yaml");
+    const server = await startDashboardServer({ deps: rt.deps, uiDir: `${tmp.dir}/ui`, token: TOKEN, log: () => undefined });
+    try {
+      const before = await raw(server.port, "GET", "/dashboard/");
+      expect(before.status).toBe(404);
+      expect(before.json().error.hint).toMatch(/build/);
+      fakeUiDir(tmp.dir);
+      expect((await raw(server.port, "GET", "/dashboard/")).status).toBe(200);
+    } finally {
+      await server.close();
+      rt.close();
+      tmp.cleanup();
+    }
+  });
+});
+
 describe("score series sampling", () => {
   it("has at most 200 points for a rule with many events", async () => {
     const tmp = tempDir("cm-dash-series-");

@@ -339,12 +339,14 @@ export function createDashboardHandler(options: DashboardHandlerOptions): Dashbo
       sendError(res, 405, { code: "METHOD_NOT_ALLOWED", message: "The page's files are GET requests." }, { allow: "GET, HEAD" });
       return;
     }
-    files ??= indexUiDir(options.uiDir);
+    // Indexed once; an empty index (the page not built yet) is not kept, so a later build is picked up.
+    const index = files ?? indexUiDir(options.uiDir);
+    if (index.size > 0) files = index;
     const name = rest === "" ? "index.html" : rest;
     // Looked up by exact name in the index of the ui directory: nothing else is reachable.
-    const file = files.get(name);
+    const file = index.get(name);
     if (file === undefined) {
-      const missing = files.size === 0;
+      const missing = index.size === 0;
       sendError(res, 404, {
         code: "NOT_FOUND",
         message: missing ? "The dashboard page is not built." : `No dashboard file '${name.slice(0, 200)}'.`,
