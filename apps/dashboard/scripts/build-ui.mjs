@@ -2,7 +2,8 @@
 // CSS file in dist/ui/assets/ (uPlot and its stylesheet included). No CDN, no inline script or style,
 // so the page runs under the server's CSP (script-src 'self'; style-src 'self').
 import { build } from "esbuild";
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -14,6 +15,13 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(assets, { recursive: true });
 cpSync(join(root, "src/ui/static"), out, { recursive: true });
 
+// uPlot is MIT-licensed: its notice travels with the bundle that contains it.
+const require = createRequire(import.meta.url);
+const uplotDir = dirname(require.resolve("uplot/package.json"));
+const uplotVersion = JSON.parse(readFileSync(join(uplotDir, "package.json"), "utf8")).version;
+const uplotLicense = readFileSync(join(uplotDir, "LICENSE"), "utf8").replace(/\*\//g, "* /").trim();
+const banner = `/*! Includes uPlot ${uplotVersion} (https://github.com/leeoniya/uPlot):\n${uplotLicense}\n*/`;
+
 await build({
   entryPoints: { app: join(root, "src/ui/main.ts") },
   outdir: assets,
@@ -24,6 +32,7 @@ await build({
   minify: true,
   sourcemap: false,
   legalComments: "eof",
+  banner: { js: banner, css: banner },
   logLevel: "warning",
   absWorkingDir: root,
 });
