@@ -14,14 +14,19 @@
  * docs/benchmarks.md). Any problem with the cache only costs speed: the bundle then compiles
  * normally and the cache is rewritten.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
-import { createRequire, Module } from "node:module";
-import { homedir } from "node:os";
-import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Script, constants as vmConstants } from "node:vm";
 import { resolveCliName } from "./cli-name.js";
 import { VERSION } from "./version.js";
+
+// Built-in modules through process.getBuiltinModule rather than `import`: this file is an ES module,
+// and importing a built-in makes Node build an ES module facade of it, reading every export (for
+// node:fs that loads the whole streams implementation through its ReadStream getter).
+const { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } = process.getBuiltinModule("node:fs");
+const { createRequire, Module } = process.getBuiltinModule("node:module");
+const { homedir } = process.getBuiltinModule("node:os");
+const { basename, dirname, join } = process.getBuiltinModule("node:path");
+const { fileURLToPath } = process.getBuiltinModule("node:url");
+const { Script, constants: vmConstants } = process.getBuiltinModule("node:vm");
+type Script = import("node:vm").Script;
 
 const distDir = dirname(fileURLToPath(import.meta.url));
 

@@ -299,7 +299,8 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     merged = mergeLayer(merged, { sanitization: { extraPatterns: unionPatterns(globalSanitization.extraPatterns) } });
   }
 
-  const parsed = ConfigSchema.safeParse(merged);
+  // jitless: one object is parsed; compiling zod's fast path for it costs more than it saves.
+  const parsed = ConfigSchema.safeParse(merged, { jitless: true });
   const sources = { global: global.present ? globalPath : null, repo: repo.path };
   let validated: Config;
   if (parsed.success) {

@@ -86,8 +86,16 @@ function stringText(s: string): string {
   return quote(s);
 }
 
+/** keyText of the keys seen so far (a playbook repeats a few dozen keys thousands of times); bounded. */
+const keyTexts = new Map<string, string>();
+
 function keyText(key: string): string {
-  return isPlainSafe(key) ? key : quote(key);
+  let text = keyTexts.get(key);
+  if (text === undefined) {
+    text = isPlainSafe(key) ? key : quote(key);
+    if (keyTexts.size < 1024) keyTexts.set(key, text);
+  }
+  return text;
 }
 
 function scalarText(value: unknown): string {

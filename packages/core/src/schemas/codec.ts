@@ -40,7 +40,7 @@ export function validatePlaybookForWrite(playbook: unknown, path: string): Playb
   // playbook then validates that rule, not every rule. On any fault, the whole playbook is checked
   // as before, so the error is the same.
   if (isPlainRecord(playbook) && Array.isArray(playbook.bullets)) {
-    const head = PlaybookSchema.safeParse({ ...playbook, bullets: [] });
+    const head = PlaybookSchema.safeParse({ ...playbook, bullets: [] }, { jitless: true });
     if (head.success) {
       const bullets: unknown[] = [];
       for (const bullet of playbook.bullets as unknown[]) {
