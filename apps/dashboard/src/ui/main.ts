@@ -111,10 +111,15 @@ async function render(): Promise<void> {
     view = h("section", null, h("h2", null, "Could not load this view"), errorPanel(error));
   }
   if (seq !== renderSeq) return; // a newer navigation won
+  // Re-rendering the same view (a filter changed, an action finished) keeps the keyboard focus on
+  // the same control: by id, or by its data-action.
+  const active = document.activeElement;
+  const focusKey = active && main.contains(active) && main.dataset.view === route.name ? (active.id ? `#${CSS.escape(active.id)}` : active.getAttribute("data-action") ? `[data-action="${active.getAttribute("data-action")}"]` : null) : null;
   clear(main);
   main.append(view);
   main.removeAttribute("aria-busy");
   main.dataset.view = route.name;
+  if (focusKey) (main.querySelector(focusKey) as HTMLElement | null)?.focus();
   const title = view.querySelector("h2")?.textContent;
   document.title = title ? `${title} · cass-memory dashboard` : "cass-memory dashboard";
   performance.mark(`cm:view:${route.name}`);

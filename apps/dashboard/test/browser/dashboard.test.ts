@@ -296,6 +296,8 @@ describe.runIf(availability.run)("dashboard page in Chromium (YAML store)", () =
     await page.click('[data-action="mark-helpful"]');
     await page.click('dialog.confirm [data-action="confirm"]');
     await page.waitForFunction(() => document.querySelector('[data-field="helpfulCount"]')?.textContent === "1", null, { timeout: 30_000 });
+    // The re-rendered view gives the focus back to the button that was used.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("data-action"))).toBe("mark-helpful");
     const marked = getBullet(h, id);
     expect(marked.helpfulCount).toBe(1);
     expect(marked.feedbackEvents.map((e: any) => e.type)).toEqual(["helpful"]);
