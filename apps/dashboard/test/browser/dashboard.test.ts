@@ -310,6 +310,39 @@ describe.runIf(availability.run)("dashboard page in Chromium (YAML store)", () =
     expect(undone.feedbackEvents ?? []).toEqual([]);
   });
 
+  it("pin, edit category, forget and restore through the dialog; the store follows", async () => {
+    const id = s.ids.timersNo;
+    await view(`rule/${id}`);
+    const confirm = async (action: string, fill?: { label: string; value: string }): Promise<void> => {
+      await page.click(`[data-action="${action}"]`);
+      await page.waitForSelector("dialog.confirm[open]");
+      if (fill) await page.locator("dialog.confirm").getByLabel(fill.label).fill(fill.value);
+      await page.click('dialog.confirm [data-action="confirm"]');
+      await page.waitForSelector("dialog.confirm", { state: "detached" });
+    };
+    await confirm("pin", { label: "Reason (optional)", value: "team decision" });
+    await page.waitForSelector('[data-action="unpin"]', { timeout: 30_000 });
+    expect(getBullet(h, id)).toMatchObject({ pinned: true, pinnedReason: "team decision" });
+
+    await confirm("category", { label: "Category", value: "react-testing" });
+    await page.waitForFunction(() => document.querySelector("dl.fields")?.textContent?.includes("react-testing"), null, { timeout: 30_000 });
+    expect(getBullet(h, id).category).toBe("react-testing");
+
+    await confirm("unpin");
+    await page.waitForSelector('[data-action="pin"]', { timeout: 30_000 });
+    expect(getBullet(h, id).pinned).toBe(false);
+
+    await confirm("forget", { label: "Reason", value: "contradicts the testing guide" });
+    await page.waitForSelector('[data-action="restore"]', { timeout: 30_000 });
+    const forgotten = getBullet(h, id);
+    expect(forgotten.deprecated).toBe(true);
+    expect(isActive(forgotten)).toBe(false);
+
+    await confirm("restore");
+    await page.waitForSelector('[data-action="forget"]', { timeout: 30_000 });
+    expect(isActive(getBullet(h, id))).toBe(true);
+  });
+
   it("undo a reflection run from the runs view", async () => {
     await view("runs");
     await page.click(`li[data-run="${s.runId}"] [data-action="undo-run"]`);
