@@ -145,7 +145,7 @@ export interface MigrateStorageResult {
   plan?: SectionSummary[];
   /** Every section compared after the copy (never present with differences: those fail the run). */
   verified?: { sections: number };
-  /** Playbook sections this run copied and verified bullet by bullet (issue 18); absent when none. */
+  /** Playbook sections this run copied or verified bullet by bullet (issue 18); absent when none. */
   streamed?: string[];
   /** The target backend's earlier files, moved aside (dry run: that would be moved). */
   backups: Array<{ layer: Layer; dir: string; files: string[] }>;
