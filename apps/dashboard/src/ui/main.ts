@@ -8,7 +8,7 @@ import { clear, fmtDate, fmtNumber, h, preview, type Child } from "./dom.js";
 import type { ContextEntry, Counts, Duplicates, Overview, Risk, RuleDetail, RuleSummary, Run, Trauma } from "./types.js";
 
 const PAGE_SIZE = 50;
-const STATES = ["draft", "active", "retired"];
+const STATES = ["draft", "active", "retired", "deprecated"];
 const MATURITIES = ["candidate", "established", "proven", "deprecated"];
 const KINDS = ["project_convention", "stack_pattern", "workflow_rule", "anti_pattern"];
 const SCOPES = ["global", "workspace", "language", "framework", "task"];
@@ -444,13 +444,28 @@ async function ruleView(route: Route): Promise<HTMLElement> {
 
 async function riskView(): Promise<HTMLElement> {
   const r = await get<Risk>("risk");
+  const heading = (label: string, key: "atRisk" | "stale" | "expiring"): HTMLElement => {
+    const shown = r[key].length;
+    const total = r.totals?.[key] ?? shown;
+    return h("h3", null, `${label} (`, h("span", { "data-total": key }, fmtNumber(total)), ")", total > shown ? h("span", { class: "muted" }, ` — the first ${fmtNumber(shown)} shown`) : null);
+  };
   return h(
     "section",
     { "aria-labelledby": "h-risk" },
     h("h2", { id: "h-risk" }, "At risk, stale and expiring"),
-    h("div", { "data-testid": "risk-atRisk" }, h("h3", null, `At risk (${r.atRisk.length})`), ruleTable(r.atRisk, "Rules at risk of being retired", { label: "Why", cell: (x) => (x as Risk["atRisk"][number]).reason ?? "–" })),
-    h("div", { "data-testid": "risk-stale" }, h("h3", null, `Stale (${r.stale.length})`), ruleTable(r.stale, "Rules without recent feedback", { label: "Days since feedback", cell: (x) => fmtNumber((x as Risk["stale"][number]).daysSinceFeedback ?? null) })),
-    h("div", { "data-testid": "risk-expiring" }, h("h3", null, `Expiring (${r.expiring.length})`), ruleTable(r.expiring, "Rules that expire soon", { label: "Expires in (days)", cell: (x) => fmtNumber((x as Risk["expiring"][number]).expiresInDays ?? null) })),
+    h("div", { "data-testid": "risk-atRisk" }, heading("At risk: negative effective score", "atRisk"), ruleTable(r.atRisk, "Active rules with a negative effective score, lowest first", { label: "Why", cell: (x) => (x as Risk["atRisk"][number]).reason ?? "–" })),
+    h(
+      "div",
+      { "data-testid": "risk-stale" },
+      heading(`Stale: no feedback for more than ${r.staleThresholdDays ?? "the half-life in"} days`, "stale"),
+      ruleTable(r.stale, "Active rules without recent feedback, most stale first", { label: "Days since feedback", cell: (x) => fmtNumber((x as Risk["stale"][number]).daysSinceFeedback ?? null) }),
+    ),
+    h(
+      "div",
+      { "data-testid": "risk-expiring" },
+      heading(`Expiring within ${r.expiringWithinDays ?? 30} days`, "expiring"),
+      ruleTable(r.expiring, "Active rules that expire soon, soonest first", { label: "Expires in (days)", cell: (x) => fmtNumber((x as Risk["expiring"][number]).expiresInDays ?? null) }),
+    ),
   );
 }
 

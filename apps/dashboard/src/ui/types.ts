@@ -47,6 +47,11 @@ export interface Risk {
   atRisk: (RuleSummary & { reason?: string })[];
   stale: (RuleSummary & { daysSinceFeedback?: number | null })[];
   expiring: (RuleSummary & { expiresInDays?: number })[];
+  /** Counts before the lists were capped at `limit`. */
+  totals?: { atRisk: number; stale: number; expiring: number };
+  limit?: number;
+  staleThresholdDays?: number;
+  expiringWithinDays?: number;
 }
 
 export interface Duplicates {

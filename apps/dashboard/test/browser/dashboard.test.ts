@@ -154,6 +154,8 @@ describe.runIf(availability.run)("dashboard page in Chromium (YAML store)", () =
     });
     expect(expected).toEqual([s.ids.risky]); // `harmful` was retired by the reflection run
     expect(atRisk.sort()).toEqual(expected);
+    expect(await text('[data-total="atRisk"]')).toBe(String(expected.length));
+    expect(await text('[data-total="expiring"]')).toBe("1");
     const expiring = page.locator(`[data-testid="risk-expiring"] tr[data-rule="${s.ids.expiring}"]`);
     expect(await expiring.count()).toBe(1);
     expect(["9", "10"]).toContain((await expiring.locator("td").last().innerText()).trim());
