@@ -739,7 +739,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async countBullets(layer) {
       const space = spaceOf(layer);
       if (space === null) return 0;
-      return db.read(async (sql) => Number((await sql.query("SELECT count(*) AS n FROM cm_bullets WHERE space = $1", [space])).rows[0]?.n ?? 0));
+      // The count the search table's triggers keep (one indexed row, not a scan of the layer).
+      return db.read(async (sql) =>
+        Number((await sql.query("SELECT df AS n FROM cm_terms WHERE space = $1 AND lexeme = '' AND weight = '*'", [space])).rows[0]?.n ?? 0),
+      );
     },
     async readCandidates(layer, query) {
       const space = spaceOf(layer);
