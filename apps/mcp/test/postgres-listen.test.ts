@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -99,5 +99,24 @@ describe("cm serve on PostgreSQL sees other processes' writes", () => {
     } finally {
       await client.close();
     }
+  }, 300_000);
+
+  it("the listening connection does not keep the server alive: it exits 0 when the client closes stdin", async () => {
+    const child = spawn(process.execPath, [BIN], { cwd: home, env });
+    let stdout = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    const send = (message: unknown): void => void child.stdin.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    await until("initialize", async () => (stdout.includes('"id":1') ? true : undefined));
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    // A read starts the listener.
+    send({ jsonrpc: "2.0", id: 2, method: "resources/read", params: { uri: "cm://playbook" } });
+    await until("the read", async () => (stdout.includes('"id":2') ? true : undefined));
+    await until("the listener", async () => ((await listenerPids(server.url)).length === 1 ? true : undefined));
+    child.stdin.end();
+    expect(await closed).toBe(0);
+    // The server notices the closed socket on its own time.
+    await until("the listener's backend to end", async () => ((await listenerPids(server.url)).length === 0 ? true : undefined));
   }, 300_000);
 });
