@@ -29,17 +29,25 @@ try {
     ["traumas", "traumas"],
     ["context-log", "context-log"],
   ];
-  for (const [name, hash] of views) {
+  // Navigates by hash and waits for the render of that navigation (main[data-render] counts renders).
+  const show = async (hash) => {
+    const before = await page.evaluate(() => Number(document.querySelector("main")?.dataset.render ?? 0));
     await page.evaluate((x) => (window.location.hash = `#/${x}`), hash);
-    await page.waitForSelector(`main[data-view="${name}"]:not([aria-busy])`, { timeout: 30_000 });
+    await page.waitForFunction((n) => {
+      const main = document.querySelector("main");
+      return Number(main?.dataset.render ?? 0) > n && !main?.hasAttribute("aria-busy");
+    }, before, { timeout: 30_000 });
+  };
+  await page.waitForSelector('main[data-view="overview"]:not([aria-busy])', { timeout: 30_000 });
+  for (const [name, hash] of views) {
+    if (name !== "overview") await show(hash);
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(out, `${name}.png`) });
     console.error(`docs/dashboard/${name}.png`);
   }
   // The confirmation dialog of an action.
-  await page.evaluate((x) => (window.location.hash = `#/rule/${x}`), s.ids.harmful);
-  await page.waitForSelector('main[data-view="rule"]:not([aria-busy])');
+  await show(`rule/${s.ids.harmful}`);
   await page.click('[data-action="mark-harmful"]');
   await page.waitForSelector("dialog.confirm[open]");
   await page.screenshot({ path: join(out, "confirm.png") });

@@ -161,6 +161,10 @@ export function scoreChart(series: readonly ScorePoint[], events: readonly Feedb
         width: widthOf(target),
         height: 240,
         legend: { show: false },
+        scales: {
+          // A flat series (no feedback yet, or a retired rule) gets a ±1 band instead of uPlot's 0–100.
+          y: { range: (_u, min, max) => (min === max ? [min - 1, max + 1] : [min - (max - min) * 0.1, max + (max - min) * 0.1]) },
+        },
         axes: [axis(), axis("score")],
         series: [{}, { label: "score", stroke: BLUE, width: 2, spanGaps: true, points: { show: false } }, { label: "helpful", ...marker(GREEN) }, { label: "harmful", ...marker(RED) }],
       },

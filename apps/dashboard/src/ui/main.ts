@@ -119,6 +119,7 @@ async function render(): Promise<void> {
   main.append(view);
   main.removeAttribute("aria-busy");
   main.dataset.view = route.name;
+  main.dataset.render = String(seq); // lets tests and the benchmark wait for a given navigation's render
   if (focusKey) (main.querySelector(focusKey) as HTMLElement | null)?.focus();
   const title = view.querySelector("h2")?.textContent;
   document.title = title ? `${title} · cass-memory dashboard` : "cass-memory dashboard";

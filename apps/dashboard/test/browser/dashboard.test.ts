@@ -56,9 +56,23 @@ describe.runIf(availability.run)("dashboard page in Chromium (YAML store)", () =
     if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
-  /** Navigates by hash (inside the page, so the token stays in sessionStorage) and waits for the view. */
+  const renderCount = (): Promise<number> => page.evaluate(() => Number(document.querySelector("main")?.dataset.render ?? 0));
+  /** Waits for a render of the page that finished after render number `after`. */
+  async function renderedAfter(after: number): Promise<void> {
+    await page.waitForFunction((n) => {
+      const main = document.querySelector("main");
+      return Number(main?.dataset.render ?? 0) > n && !main?.hasAttribute("aria-busy");
+    }, after, { timeout: 30_000 });
+  }
+  /** Navigates by hash (inside the page, so the token stays in sessionStorage) and waits for that view's render. */
   async function view(hash: string): Promise<void> {
-    await page.evaluate((x) => (window.location.hash = `#/${x}`), hash);
+    const before = await renderCount();
+    const changed = await page.evaluate((x) => {
+      if (window.location.hash === `#/${x}`) return false;
+      window.location.hash = `#/${x}`;
+      return true;
+    }, hash);
+    if (changed) await renderedAfter(before);
     const name = hash.split(/[/?]/)[0];
     await page.waitForSelector(`main[data-view="${name}"]:not([aria-busy])`, { timeout: 30_000 });
   }
@@ -109,10 +123,11 @@ describe.runIf(availability.run)("dashboard page in Chromium (YAML store)", () =
 
     const linter = bullets.filter((b) => /linter/i.test(`${b.content} ${b.category} ${(b.tags ?? []).join(" ")}`)).map((b) => b.id).sort();
     expect(linter).toEqual([s.ids.lint, s.ids.lintDup].sort());
+    let before = await renderCount();
     await page.getByLabel("Search").fill("linter");
     await page.getByLabel("Search").press("Enter");
-    await page.waitForFunction(() => window.location.hash.includes("q=linter"));
-    await view("rules?q=linter");
+    await renderedAfter(before);
+    expect(new URL(page.url()).hash).toBe("#/rules?q=linter");
     const shown = await page.locator("tr[data-rule]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-rule")));
     expect(shown.sort()).toEqual(linter);
 
@@ -127,9 +142,11 @@ describe.runIf(availability.run)("dashboard page in Chromium (YAML store)", () =
     const testing = bullets.filter((b) => b.category === "testing").length;
     await view("rules?category=testing");
     expect(await page.locator("tr[data-rule]").count()).toBe(testing);
+    before = await renderCount();
     await page.getByLabel("State").selectOption("retired");
-    await page.waitForFunction(() => window.location.hash.includes("state=retired"));
-    await view("rules?category=testing&state=retired");
+    await renderedAfter(before);
+    const params = new URLSearchParams(new URL(page.url()).hash.split("?")[1]);
+    expect([params.get("category"), params.get("state")]).toEqual(["testing", "retired"]);
     expect(await page.locator("tr[data-rule]").count()).toBe(bullets.filter((b) => b.category === "testing" && b.state === "retired").length);
   });
 
