@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestBullet } from "@cass-memory/core/testing";
 import { closeStores, makeStore, spaceOf, withSql } from "./helpers.js";
-import { tsQueryOf } from "../src/index.js";
+import { MIGRATIONS, tsQueryOf } from "../src/index.js";
 
 /** `candidates` (what `cm context` ranks on a large playbook): the tsvector/GIN search. */
 
@@ -86,6 +86,46 @@ describe("candidate search", () => {
     await store.dropSpace(space);
     expect(await withSql(async (c) => (await c.query("SELECT count(*)::int AS n FROM cm_terms WHERE space = $1", [space])).rows[0]?.n)).toBe(0);
     expect(await withSql(async (c) => (await c.query("SELECT count(*)::int AS n FROM cm_search WHERE space = $1", [space])).rows[0]?.n)).toBe(0);
+  });
+
+  it("migration 2 fills the search table and the term counts from a version-1 database's bullets", async () => {
+    const counts = await withSql(async (c) => {
+      await c.query("DROP SCHEMA IF EXISTS cm_v1_upgrade CASCADE");
+      await c.query("CREATE SCHEMA cm_v1_upgrade");
+      await c.query("SET search_path = cm_v1_upgrade");
+      try {
+        await c.query((MIGRATIONS[0] as { sql: string }).sql);
+        await c.query(
+          `INSERT INTO cm_bullets (space, pos, id, category, content, tags, state, maturity, deprecated, updated_at, content_hash, body) VALUES
+           ('s', 1, 'a', 'ops', 'Deploy the canary first', 'deploy', 'active', 'established', false, 'x', 'h', '{}'),
+           ('s', 2, 'b', 'ops', 'Deploy on Fridays only with a rollback plan', '', 'retired', 'candidate', false, 'x', 'h', '{}')`,
+        );
+        await c.query((MIGRATIONS[1] as { sql: string }).sql);
+        const terms = (await c.query("SELECT lexeme, weight::text AS weight, df::int AS df FROM cm_terms WHERE lexeme IN ('', 'deploy') ORDER BY 1, 2")).rows;
+        const search = (await c.query("SELECT s.active, s.pos::int AS pos FROM cm_search s JOIN cm_bullets b USING (row) ORDER BY b.id")).rows;
+        // Later writes keep them up to date.
+        await c.query("UPDATE cm_bullets SET tags = '' WHERE id = 'a'");
+        const after = (await c.query("SELECT weight::text AS weight, df::int AS df FROM cm_terms WHERE lexeme = 'deploy' ORDER BY 1")).rows;
+        return { terms, search, after };
+      } finally {
+        await c.query("DROP SCHEMA cm_v1_upgrade CASCADE");
+      }
+    });
+    expect(counts.terms).toEqual([
+      { lexeme: "", weight: "*", df: 2 },
+      { lexeme: "deploy", weight: "*", df: 2 },
+      { lexeme: "deploy", weight: "A", df: 2 },
+      { lexeme: "deploy", weight: "B", df: 1 },
+    ]);
+    expect(counts.search).toEqual([
+      { active: true, pos: 1 },
+      { active: false, pos: 2 },
+    ]);
+    expect(counts.after).toEqual([
+      { weight: "*", df: 2 },
+      { weight: "A", df: 2 },
+      { weight: "B", df: 0 },
+    ]);
   });
 
   it("only letters and digits reach the tsquery", () => {
