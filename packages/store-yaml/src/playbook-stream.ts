@@ -131,6 +131,8 @@ function* pieces(path: string): Generator<Piece, void, undefined> {
     }
     // In the sequence.
     if (blankOrComment) {
+      itemChars += line.length;
+      if (itemChars > MAX_ITEM_CHARS) throw new PlaybookStreamUnsupported("a bullet is too large");
       if (k >= column) item.push(line.slice(column) + eol);
       else if (/^[ ]*$/.test(rest) || rest.startsWith("#")) item.push((rest.startsWith("#") ? rest : "") + eol);
       else throw new PlaybookStreamUnsupported("a tab in a less indented blank line");
