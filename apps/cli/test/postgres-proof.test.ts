@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Bullet, JournalEvent, Logger, Playbook } from "@cass-memory/core";
 import { createPostgresStore } from "@cass-memory/store-postgres";
@@ -207,7 +208,10 @@ describe("team database proofs through the built cm", () => {
     const schema = "proof_kill";
     const home = machine("crash", schema);
     await cmOk(["init"], home);
+    let started = performance.now();
     const seed = (await cmOk(["add", "Seed rule: pin tool versions in CI", "--category", "workflow"], home)).bullet.id as string;
+    // How long one mutation process lives here (start-up, connect, transaction, exit): outside kills aim inside it.
+    let lifeMs = performance.now() - started;
     const points = ["postgres:after-playbook-rows", "postgres:after-journal-rows", "postgres:before-commit"];
     let byPoint = 0;
     let fromOutside = 0;
@@ -235,9 +239,9 @@ describe("team database proofs through the built cm", () => {
         expect(exit.signal, `${kind} at ${point}: ${exit.stderr.slice(0, 400)}`).toBe("SIGKILL");
         byPoint += 1;
       } else {
-        // From outside, at a varying moment of the process's life (start-up, connect, transaction, exit).
+        // From outside, at 30 %…100 % of a mutation process's last measured life (start-up, connect, transaction, exit).
         const { child, exit: done } = spawnCm(args, home);
-        const delay = 150 + ((trial * 397) % 1200);
+        const delay = Math.round(lifeMs * (0.3 + 0.1 * (trial - 12)));
         const timer = setTimeout(() => child.kill("SIGKILL"), delay);
         exit = await done;
         clearTimeout(timer);
@@ -259,12 +263,14 @@ describe("team database proofs through the built cm", () => {
       if (kind !== "trauma") expect(after.journal.length - before.journal.length, `journal events of trial ${trial}`).toBe(landed);
       // The memory reads through cm, and the next writer gets the layer at once (the dead one's lock is gone).
       expect((await cmOk(["playbook", "list"], home)).bullets.length).toBeGreaterThan(0);
+      started = performance.now();
       await cmOk(["mark", seed, "--helpful"], home);
+      lifeMs = performance.now() - started;
     }
     expect(byPoint + fromOutside).toBe(20);
     // The outside kills are timing-dependent; the crash points guarantee 12 kills inside a transaction.
     expect(byPoint).toBe(12);
-    console.info(`[postgres-proof] outside kills: ${killedFromOutside} of ${fromOutside} landed before the process finished`);
+    console.info(`[postgres-proof] outside kills: ${killedFromOutside} of ${fromOutside} killed the process before it finished`);
     checkInvariants(await snapshot(home, schema));
   });
 });
