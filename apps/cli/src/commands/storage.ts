@@ -7,8 +7,8 @@ import { oneOf } from "../options.js";
 import { writeStderr } from "../output.js";
 
 /**
- * `cm storage status` and `cm storage migrate --to yaml|sqlite`: which store holds the memory, and
- * moving it from one backend to the other (copy, verify, switch; see @cass-memory/runtime).
+ * `cm storage status` and `cm storage migrate --to yaml|sqlite|postgres`: which store holds the memory,
+ * and moving it from one backend to another (copy, verify, switch; see @cass-memory/runtime).
  */
 
 /** Progress lines start once a migration has run this long (or at once with --verbose). */
@@ -18,10 +18,10 @@ export function registerStorage(program: Command, ctx: CliContext): void {
   const cli = ctx.cliName;
   const group = program
     .command("storage")
-    .description("Storage backend (yaml or sqlite): status, and migrating the memory between them")
+    .description("Storage backend (yaml, sqlite or postgres): status, and migrating the memory between them")
     .addHelpText(
       "after",
-      `\nExamples:\n  ${cli} storage status\n  ${cli} storage migrate --to sqlite --dry-run\n  ${cli} storage migrate --to sqlite\n  ${cli} storage migrate --to yaml --json\n\nThe backend is storage.backend in config.json (default yaml), or CASS_MEMORY_STORAGE.\n`,
+      `\nExamples:\n  ${cli} storage status\n  ${cli} storage migrate --to sqlite --dry-run\n  ${cli} storage migrate --to sqlite\n  ${cli} storage migrate --to yaml --json\n\nThe backend is storage.backend in config.json (default yaml), or CASS_MEMORY_STORAGE.\nPostgreSQL takes its URL from CASS_MEMORY_DATABASE_URL or storage.postgres.url.\n`,
     );
 
   group
@@ -63,9 +63,9 @@ export function registerStorage(program: Command, ctx: CliContext): void {
     .action(async (flags: { to?: string; dryRun?: boolean; json?: boolean }) => {
       ctx.begin("storage:migrate", Boolean(flags.json));
       if (flags.to === undefined || flags.to.trim() === "") {
-        throw new AppError("MISSING_REQUIRED", "--to <backend> is required: sqlite or yaml.", {
+        throw new AppError("MISSING_REQUIRED", "--to <backend> is required: sqlite, yaml or postgres.", {
           hint: `${cli} storage migrate --to sqlite --dry-run`,
-          details: { field: "to", allowed: ["sqlite", "yaml"] },
+          details: { field: "to", allowed: ["sqlite", "yaml", "postgres"] },
         });
       }
       const to = oneOf("to", flags.to, ["sqlite", "yaml", "postgres"] as const);
