@@ -1,26 +1,39 @@
 import { createHash } from "node:crypto";
-import { readdir, readFile, rm, stat } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
   AppError,
-  isAppError,
   isPlainObject,
   migrateSections,
-  parseSectionKey,
   redactingTransfer,
-  sectionLayer,
   summarizeSection,
   verifySections,
   type Layer,
-  type SectionDifference,
   type SectionSummary,
-  type StoreTransfer,
 } from "@cass-memory/core";
 import { atomicWriteFile } from "@cass-memory/store-yaml";
 import type { Runtime } from "../runtime.js";
-import { openStore, type PostgresStoreHandle, type StoreDirs } from "./backend.js";
+import { openStore, type PostgresStoreHandle } from "./backend.js";
 import { layerFiles, moveFile, pathOf } from "./layout.js";
 import type { MigrateStorageOptions, MigrateStorageResult } from "./migrate.js";
+import {
+  MIGRATION_LOCK,
+  PROGRESS_FILE,
+  PROGRESS_VERSION,
+  RECORD_FILE,
+  commitError,
+  filesBelow,
+  freeStamp,
+  keyLayer,
+  layerDirOf,
+  requireTransfer,
+  rollback,
+  sameLayers,
+  stagingDir,
+  stagingDirs,
+  timestamp,
+  verificationError,
+} from "./migrate-common.js";
 
 /**
  * `cm storage migrate --to yaml|sqlite` while the memory lives in PostgreSQL: copies this machine's
@@ -36,11 +49,6 @@ import type { MigrateStorageOptions, MigrateStorageResult } from "./migrate.js";
  * and new sections, and a write during the run stops it before anything is switched.
  */
 
-const PROGRESS_FILE = "progress.json";
-const PROGRESS_VERSION = 1;
-const RECORD_FILE = "migration.json";
-const LOCK = "storage-migrate";
-
 type FileBackend = "yaml" | "sqlite";
 
 interface Progress {
@@ -53,38 +61,6 @@ interface Progress {
   startedAt: string;
   updatedAt: string;
   completed: string[];
-}
-
-function stagingDir(layerDir: string, to: FileBackend): string {
-  return join(layerDir, `.migrate-${to}`);
-}
-
-function stagingDirsOf(live: StoreDirs, to: FileBackend): StoreDirs {
-  const globalDir = stagingDir(live.globalDir, to);
-  return {
-    globalDir,
-    repoDir: live.repoDir === null ? null : stagingDir(live.repoDir, to),
-    playbookPath: join(globalDir, "playbook.yaml"),
-    diaryDir: join(globalDir, "diary"),
-    sqlitePath: join(globalDir, "cass-memory.sqlite"),
-  };
-}
-
-function layerDirOf(dirs: StoreDirs, layer: Layer): string {
-  return layer === "global" ? dirs.globalDir : (dirs.repoDir as string);
-}
-
-function keyLayer(key: string): Layer {
-  return sectionLayer(parseSectionKey(key)) ?? "global";
-}
-
-function timestamp(date: Date): string {
-  return date.toISOString().replace(/:/g, "-").replace(/\./g, "-");
-}
-
-function requireTransfer(transfer: StoreTransfer | undefined, what: string): StoreTransfer {
-  if (transfer === undefined) throw new AppError("INTERNAL_ERROR", `The ${what} store cannot take part in a migration (it has no section transfer).`);
-  return transfer;
 }
 
 async function readProgressFile(path: string): Promise<Progress | null> {
@@ -183,11 +159,11 @@ export async function migrateFromPostgres(rt: Runtime, options: MigrateStorageOp
       };
     }
 
-    return await db.exclusive(LOCK, run, { waitMs: 0 });
+    return await db.exclusive(MIGRATION_LOCK, run, { waitMs: 0 });
 
     async function run(): Promise<MigrateStorageResult> {
       const source = redactingTransfer(requireTransfer(db.transfer, "postgres"), rt.deps.config);
-      const stage = stagingDirsOf(live, to);
+      const stage = stagingDirs(live, to);
       const start = await databasePrint(db, layers);
 
       // Resume or start afresh.
@@ -249,7 +225,7 @@ export async function migrateFromPostgres(rt: Runtime, options: MigrateStorageOp
             const still = new Set(again.differences.map((d) => d.key));
             progress.completed = progress.completed.filter((key) => !still.has(key));
             await saveProgress();
-            throw verificationError(again.differences, to, cli);
+            throw verificationError(again.differences, from, to, cli);
           }
         }
       } finally {
@@ -301,7 +277,7 @@ export async function migrateFromPostgres(rt: Runtime, options: MigrateStorageOp
         });
       } catch (error) {
         const undone = await rollback(moves);
-        throw commitError(error, undone, to, cli);
+        throw commitError(error, undone, from, to, cli);
       }
 
       // Switched. The record has no file fingerprints of the source (it is the database, see sourceChangeCounters).
@@ -363,81 +339,3 @@ export async function migrateFromPostgres(rt: Runtime, options: MigrateStorageOp
   }
 }
 
-function sameLayers(a: readonly Layer[], b: readonly Layer[]): boolean {
-  return a.length === b.length && a.every((layer) => b.includes(layer));
-}
-
-/** A backup directory name `storage-<stamp>[-n]` not used yet in any of `dirs`. */
-async function freeStamp(stamp: string, dirs: readonly string[]): Promise<string> {
-  for (let n = 1; ; n++) {
-    const candidate = n === 1 ? stamp : `${stamp}-${n}`;
-    let taken = false;
-    for (const dir of dirs) {
-      try {
-        await stat(join(dir, `storage-${candidate}`));
-        taken = true;
-      } catch {
-        // free in this directory
-      }
-    }
-    if (!taken) return candidate;
-  }
-}
-
-/** Files below `dir`, as paths relative to it (lock directories and temp files left out). */
-async function filesBelow(dir: string, prefix = ""): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(join(dir, prefix), { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  const out: string[] = [];
-  for (const entry of entries) {
-    const rel = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
-    if (entry.name.endsWith(".lock.d") || /\.tmp\.[0-9a-f]+$/.test(entry.name)) continue;
-    if (entry.isDirectory()) out.push(...(await filesBelow(dir, rel)));
-    else out.push(rel);
-  }
-  return out;
-}
-
-/** Undoes moves in reverse order; returns the ones that could not be undone. */
-async function rollback(moves: ReadonlyArray<{ from: string; to: string }>): Promise<Array<{ from: string; to: string; error: string }>> {
-  const failed: Array<{ from: string; to: string; error: string }> = [];
-  for (const m of [...moves].reverse()) {
-    try {
-      await moveFile(m.to, m.from);
-    } catch (error) {
-      failed.push({ from: m.to, to: m.from, error: error instanceof Error ? error.message : String(error) });
-    }
-  }
-  return failed;
-}
-
-function verificationError(differences: SectionDifference[], to: FileBackend, cli: string): AppError {
-  const first = differences[0] as SectionDifference;
-  return new AppError(
-    "INTERNAL_ERROR",
-    `Verification failed: ${differences.length} section(s) differ between the database and the staged ${to} store (first: ${first.key} at ${first.path}: ${first.source} ≠ ${first.target}). Nothing was switched; the database is unchanged.`,
-    {
-      hint: `Run '${cli} storage migrate --to ${to}' again to copy the differing sections once more; if they still differ, please report it with these details.`,
-      details: { from: "postgres", to, differences },
-    },
-  );
-}
-
-function commitError(error: unknown, undone: Array<{ from: string; to: string; error: string }>, to: FileBackend, cli: string): AppError {
-  const reason = error instanceof Error ? error.message : String(error);
-  const errno = (error as { code?: unknown }).code;
-  const code = isAppError(error) ? error.code : errno === "EACCES" || errno === "EPERM" ? "FILE_PERMISSION_DENIED" : "FILE_WRITE_FAILED";
-  const restored =
-    undone.length === 0
-      ? "The database and config.json are unchanged; files already moved were put back."
-      : `The database and config.json are unchanged, but ${undone.length} moved file(s) could not be put back (see details.notRestored).`;
-  return new AppError(code, `Could not install the ${to} data: ${reason}. ${restored}`, {
-    hint: `Fix the cause, then run '${cli} storage migrate --to ${to}' again: the copied sections are kept and verified again.`,
-    details: { from: "postgres", to, ...(undone.length > 0 ? { notRestored: undone } : {}) },
-    cause: error,
-  });
-}

@@ -1,12 +1,13 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { AppError, isPlainObject, migrateSections, parseSectionKey, redactingTransfer, sectionLayer, verifySections, type Layer, type StoreTransfer } from "@cass-memory/core";
+import { AppError, isPlainObject, migrateSections, redactingTransfer, verifySections, type Layer } from "@cass-memory/core";
 import { atomicWriteFile } from "@cass-memory/store-yaml";
 import type { Runtime } from "../runtime.js";
 import { defaultLoadPostgres, openStore, type PostgresStoreHandle } from "./backend.js";
 import { fingerprint, layerHasData } from "./layout.js";
 import { redactDatabaseUrl } from "./postgres.js";
 import type { MigrateStorageOptions, MigrateStorageResult } from "./migrate.js";
+import { MIGRATION_LOCK, PROGRESS_FILE, PROGRESS_VERSION, keyLayer, requireTransfer } from "./migrate-common.js";
 
 /**
  * `cm storage migrate --to postgres`: copies this machine's memory (yaml or sqlite) into the
@@ -17,8 +18,6 @@ import type { MigrateStorageOptions, MigrateStorageResult } from "./migrate.js";
  * A live space that already holds data (another machine migrated first) is never overwritten.
  * The source files are only read.
  */
-
-const PROGRESS_VERSION = 1;
 
 interface Progress {
   version: number;
@@ -72,8 +71,8 @@ export async function migrateToPostgres(rt: Runtime, options: MigrateStorageOpti
         });
       }
     }
-    const source = redactingTransfer(requireTransfer(rt.deps.store.transfer), rt.deps.config);
-    const inScope = (key: string): boolean => layers.includes(sectionLayer(parseSectionKey(key)) ?? "global");
+    const source = redactingTransfer(requireTransfer(rt.deps.store.transfer, from), rt.deps.config);
+    const inScope = (key: string): boolean => layers.includes(keyLayer(key));
     const keys = (await source.listSections()).filter(inScope);
     if (dryRun) {
       return {
@@ -83,9 +82,9 @@ export async function migrateToPostgres(rt: Runtime, options: MigrateStorageOpti
         sections: { ...base.sections, total: keys.length, copied: keys.length },
       };
     }
-    return await rt.deps.store.exclusive("storage-migrate", async () => {
+    return await rt.deps.store.exclusive(MIGRATION_LOCK, async () => {
       const progressDir = join(dirs.globalDir, ".migrate-postgres");
-      const progressFile = join(progressDir, "progress.json");
+      const progressFile = join(progressDir, PROGRESS_FILE);
       const print = await fingerprint(from, dirs, layers);
       const previous = await readProgress(progressFile);
       const resumable = previous !== null && previous.from === from && previous.fingerprint === print && previous.spaces.join("\n") === layerSpaces.join("\n");
@@ -100,7 +99,7 @@ export async function migrateToPostgres(rt: Runtime, options: MigrateStorageOpti
           if (stagingRepo !== null) await stage.dropSpace(stagingRepo);
         }
         await atomicWriteFile(progressFile, `${JSON.stringify(progress, null, 2)}\n`);
-        const transfer = requireTransfer(stage.transfer);
+        const transfer = requireTransfer(stage.transfer, "postgres");
         const copied = await migrateSections(source, transfer, {
           completed: new Set(progress.completed),
           keys,
@@ -178,11 +177,6 @@ async function openStagingStore(rt: Runtime, globalSpace: string, repoSpace: str
     logger: openOptions.logger,
   });
   return { store, close: () => void store.close().catch(() => undefined) };
-}
-
-function requireTransfer(transfer: StoreTransfer | undefined): StoreTransfer {
-  if (transfer === undefined) throw new AppError("INTERNAL_ERROR", "This store cannot take part in a migration (it has no section transfer).");
-  return transfer;
 }
 
 async function readProgress(path: string): Promise<Progress | null> {

@@ -1,13 +1,10 @@
-import { readdir, readFile, rm, stat } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
   AppError,
-  isAppError,
   isPlainObject,
   migrateSections,
-  parseSectionKey,
   redactingTransfer,
-  sectionLayer,
   summarizeSection,
   tallyTotal,
   verifySections,
@@ -15,7 +12,6 @@ import {
   type SecretTally,
   type SectionDifference,
   type SectionSummary,
-  type Store,
   type StoreTransfer,
   type StorageBackend,
   type MigrateSectionsResult,
@@ -28,6 +24,24 @@ import { fingerprint, layerFiles, layerHasData, moveFile, pathOf } from "./layou
 import { copyStreamedPlaybook, countStreamedPlaybook, playbookKeyLayer, playbookStreaming, verifyStreamedPlaybook, type PlaybookStreaming } from "./migrate-playbook-stream.js";
 import { migrateToPostgres } from "./migrate-postgres.js";
 import { migrateFromPostgres } from "./migrate-from-postgres.js";
+import {
+  MIGRATION_LOCK,
+  PROGRESS_FILE,
+  PROGRESS_VERSION,
+  RECORD_FILE,
+  commitError,
+  filesBelow,
+  freeStamp,
+  keyLayer,
+  layerDirOf,
+  requireTransfer,
+  rollback,
+  sameLayers,
+  stagingDir,
+  stagingDirs,
+  timestamp,
+  verificationError,
+} from "./migrate-common.js";
 
 /**
  * `cm storage migrate --to <backend>`: copies the memory from one backend to the other, section by
@@ -38,30 +52,10 @@ import { migrateFromPostgres } from "./migrate-from-postgres.js";
  * the staging directory after each section, so an interrupted run continues where it stopped.
  */
 
-export const MIGRATION_LOCK = "storage-migrate";
-const PROGRESS_FILE = "progress.json";
-const PROGRESS_VERSION = 1;
-const RECORD_FILE = "migration.json";
+export { MIGRATION_LOCK, stagingDir, stagingDirs } from "./migrate-common.js";
 
 export function otherBackend(backend: StorageBackend): StorageBackend {
   return backend === "yaml" ? "sqlite" : "yaml";
-}
-
-/** The staging directory of a layer for a migration to `to`. */
-export function stagingDir(layerDir: string, to: StorageBackend): string {
-  return join(layerDir, `.migrate-${to}`);
-}
-
-/** The directories of the staging store of a migration to `to`. */
-export function stagingDirs(live: StoreDirs, to: StorageBackend): StoreDirs {
-  const globalDir = stagingDir(live.globalDir, to);
-  return {
-    globalDir,
-    repoDir: live.repoDir === null ? null : stagingDir(live.repoDir, to),
-    playbookPath: join(globalDir, "playbook.yaml"),
-    diaryDir: join(globalDir, "diary"),
-    sqlitePath: join(globalDir, "cass-memory.sqlite"),
-  };
 }
 
 /** What `progress.json` in the global staging directory holds. */
@@ -157,25 +151,6 @@ export interface MigrateStorageResult {
   secretsRedacted?: { total: number; byKind: Partial<Record<string, number>> };
 }
 
-function requireTransfer(store: Store, backend: StorageBackend): StoreTransfer {
-  if (store.transfer === undefined) {
-    throw new AppError("INTERNAL_ERROR", `The ${backend} store cannot take part in a migration (it has no section transfer).`);
-  }
-  return store.transfer;
-}
-
-function keyLayer(key: string): Layer {
-  return sectionLayer(parseSectionKey(key)) ?? "global";
-}
-
-function timestamp(date: Date): string {
-  return date.toISOString().replace(/:/g, "-").replace(/\./g, "-");
-}
-
-function layerDirOf(dirs: StoreDirs, layer: Layer): string {
-  return layer === "global" ? dirs.globalDir : (dirs.repoDir as string);
-}
-
 /** Which layers a migration to `to` moves, and from which backend. */
 async function planScope(rt: Runtime, to: StorageBackend): Promise<{ from: StorageBackend; layers: Layer[] }> {
   const dirs = rt.storage.dirs;
@@ -251,7 +226,7 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
   const openOptions = { logger: rt.deps.logger, parseCache: false as const, ...(rt.storage.loadSqlite ? { loadSqlite: rt.storage.loadSqlite } : {}), ...(rt.storage.loadPostgres ? { loadPostgres: rt.storage.loadPostgres } : {}) };
   const sourceStore = rt.storage.backend === from ? rt.deps.store : (sourceOpened = await openStore(from, live, openOptions)).store;
   try {
-    const source = requireTransfer(sourceStore, from);
+    const source = requireTransfer(sourceStore.transfer, from);
     if (dryRun) return await plan();
     return await rt.deps.store.exclusive(MIGRATION_LOCK, run, { waitMs: 0 });
   } finally {
@@ -259,7 +234,7 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
   }
 
   async function plan(): Promise<MigrateStorageResult> {
-    const source = requireTransfer(sourceStore, from);
+    const source = requireTransfer(sourceStore.transfer, from);
     const keys = (await source.listSections()).filter(inScope);
     const summaries: SectionSummary[] = [];
     // A large playbook is counted bullet by bullet rather than loaded (issue 18).
@@ -293,7 +268,7 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
   }
 
   async function run(): Promise<MigrateStorageResult> {
-    const source = redactingTransfer(requireTransfer(sourceStore, from), rt.deps.config);
+    const source = redactingTransfer(requireTransfer(sourceStore.transfer, from), rt.deps.config);
     // Secrets in the source are redacted on the way to the target and counted (issue 21).
     const stage = stagingDirs(live, to);
     const stageLayerDirs = layers.map((layer) => layerDirOf(stage, layer));
@@ -327,11 +302,11 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
     let verification;
     let streaming: PlaybookStreaming | null = null;
     try {
-      const transfer = requireTransfer(target.store, to);
+      const transfer = requireTransfer(target.store.transfer, to);
       const completed = new Set(progress.completed);
       const keys = (await source.listSections()).filter(inScope);
       // Playbooks are copied and verified bullet by bullet where both stores can (issue 18).
-      streaming = playbookStreaming(requireTransfer(sourceStore, from), transfer, rt.deps.config);
+      streaming = playbookStreaming(requireTransfer(sourceStore.transfer, from), transfer, rt.deps.config);
       copiedResult = await copySections(source, transfer, streaming, {
         completed,
         keys,
@@ -560,80 +535,3 @@ function mergedTally(whole: SecretTally, streaming: PlaybookStreaming | null): {
   return { total: tallyTotal(byKind), byKind };
 }
 
-/** A backup directory name `storage-<stamp>[-n]` not used yet in any of `dirs`. */
-async function freeStamp(stamp: string, dirs: readonly string[]): Promise<string> {
-  for (let n = 1; ; n++) {
-    const candidate = n === 1 ? stamp : `${stamp}-${n}`;
-    let taken = false;
-    for (const dir of dirs) {
-      try {
-        await stat(join(dir, `storage-${candidate}`));
-        taken = true;
-      } catch {
-        // free in this directory
-      }
-    }
-    if (!taken) return candidate;
-  }
-}
-
-/** Files below `dir`, as paths relative to it (lock directories and temp files left out). */
-async function filesBelow(dir: string, prefix = ""): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(join(dir, prefix), { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  const out: string[] = [];
-  for (const entry of entries) {
-    const rel = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
-    if (entry.name.endsWith(".lock.d") || /\.tmp\.[0-9a-f]+$/.test(entry.name)) continue;
-    if (entry.isDirectory()) out.push(...(await filesBelow(dir, rel)));
-    else out.push(rel);
-  }
-  return out;
-}
-
-function sameLayers(a: readonly Layer[], b: readonly Layer[]): boolean {
-  return a.length === b.length && a.every((layer) => b.includes(layer));
-}
-
-/** Undoes moves in reverse order; returns the ones that could not be undone. */
-async function rollback(moves: ReadonlyArray<{ from: string; to: string }>): Promise<Array<{ from: string; to: string; error: string }>> {
-  const failed: Array<{ from: string; to: string; error: string }> = [];
-  for (const m of [...moves].reverse()) {
-    try {
-      await moveFile(m.to, m.from);
-    } catch (error) {
-      failed.push({ from: m.to, to: m.from, error: error instanceof Error ? error.message : String(error) });
-    }
-  }
-  return failed;
-}
-
-function verificationError(differences: SectionDifference[], from: StorageBackend, to: StorageBackend, cli: string): AppError {
-  const first = differences[0] as SectionDifference;
-  return new AppError(
-    "INTERNAL_ERROR",
-    `Verification failed: ${differences.length} section(s) differ between ${from} and the staged ${to} store (first: ${first.key} at ${first.path}: ${first.source} ≠ ${first.target}). Nothing was switched; the ${from} data is unchanged.`,
-    {
-      hint: `Run '${cli} storage migrate --to ${to}' again to copy the differing sections once more; if they still differ, please report it with these details.`,
-      details: { from, to, differences },
-    },
-  );
-}
-
-function commitError(error: unknown, undone: Array<{ from: string; to: string; error: string }>, from: StorageBackend, to: StorageBackend, cli: string): AppError {
-  const reason = error instanceof Error ? error.message : String(error);
-  const code = isAppError(error) ? error.code : (error as { code?: unknown }).code === "EACCES" || (error as { code?: unknown }).code === "EPERM" ? "FILE_PERMISSION_DENIED" : "FILE_WRITE_FAILED";
-  const restored =
-    undone.length === 0
-      ? `The ${from} data and config.json are unchanged; files already moved were put back.`
-      : `The ${from} data and config.json are unchanged, but ${undone.length} moved file(s) could not be put back (see details.notRestored).`;
-  return new AppError(code, `Could not install the ${to} data: ${reason}. ${restored}`, {
-    hint: `Fix the cause, then run '${cli} storage migrate --to ${to}' again: the copied sections are kept and verified again.`,
-    details: { from, to, ...(undone.length > 0 ? { notRestored: undone } : {}) },
-    cause: error,
-  });
-}
