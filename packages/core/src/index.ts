@@ -98,10 +98,11 @@ export { DIARY_ID, decodeDiaryText, diaryEntryForWrite } from "./storage/diary-r
 export { POSITION_STEP, keptRows, longestIncreasing, spreadPositions } from "./storage/row-positions.js";
 export { updateLogLine, updateLogText } from "./storage/log-update.js";
 export type { LogLineUpdate } from "./storage/log-update.js";
-export { migrateSections, summarizeSection, verifySections } from "./storage/migrate.js";
+export { jsonDifference, jsonPreview, migrateSections, summarizeSection, verifySections } from "./storage/migrate.js";
 export { redactingTransfer } from "./storage/redact-transfer.js";
 export type { RedactingTransfer } from "./storage/redact-transfer.js";
 export type {
+  JsonDifference,
   MigrateSectionsOptions,
   MigrateSectionsResult,
   SectionDifference,

@@ -6,6 +6,7 @@ import { findMergeCandidates } from "../domain/similarity.js";
 import { loadTraumas } from "../operations/trauma.js";
 import { loadMergedPlaybook } from "../operations/shared.js";
 import { staleRecommendation } from "../operations/stale.js";
+import { countBy } from "../operations/stats.js";
 import { round2 } from "../operations/top.js";
 import type { Config } from "../schemas/config.js";
 import type { Layer, OperationDeps } from "../ports.js";
@@ -123,16 +124,6 @@ export interface DashboardOverview {
   scoreHistogram: Array<{ from: number | null; to: number | null; count: number }>;
   /** Feedback events on every bullet, and those of the last 7 days (`now - 7 days <= at <= now`). */
   feedback: { helpful: number; harmful: number; last7Days: { helpful: number; harmful: number } };
-}
-
-function countBy(bullets: readonly Bullet[], key: (b: Bullet) => unknown): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const bullet of bullets) {
-    const raw = key(bullet);
-    const name = typeof raw === "string" && raw !== "" ? raw : "unknown";
-    counts[name] = (counts[name] ?? 0) + 1;
-  }
-  return counts;
 }
 
 export function scoreBinIndex(score: number): number {

@@ -37,7 +37,8 @@ export const StatsResultSchema = z.object({
 });
 export type StatsResult = z.output<typeof StatsResultSchema>;
 
-function countBy(bullets: readonly Bullet[], key: (b: Bullet) => unknown): Record<string, number> {
+/** Bullets counted by a string field (missing or empty values count as "unknown"). */
+export function countBy(bullets: readonly Bullet[], key: (b: Bullet) => unknown): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const bullet of bullets) {
     const raw = key(bullet);

@@ -201,3 +201,21 @@ function preview(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 200 ? `${text.slice(0, 199)}…` : text;
 }
+
+/** Where two JSON values first differ, with short previews of both sides (as verification reports it). */
+export interface JsonDifference {
+  path: string;
+  source: string;
+  target: string;
+}
+
+/** The first difference between two JSON values (depth first), or null when they are equal. */
+export function jsonDifference(source: unknown, target: unknown, path = ""): JsonDifference | null {
+  const found = firstDifference(source, target, path);
+  return found === null ? null : { path: found.path, source: preview(found.a), target: preview(found.b) };
+}
+
+/** The preview verification shows of a value (at most 200 characters); "(missing)" for undefined. */
+export function jsonPreview(value: unknown): string {
+  return preview(value === undefined ? MISSING : value);
+}

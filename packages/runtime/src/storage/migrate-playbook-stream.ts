@@ -1,4 +1,4 @@
-import { parseSectionKey, redactCounting, type Bullet, type Config, type Layer, type Playbook, type SecretTally, type SectionDifference, type SectionSummary, type StoreTransfer } from "@cass-memory/core";
+import { jsonDifference, jsonPreview, parseSectionKey, redactCounting, type JsonDifference, type Bullet, type Config, type Layer, type Playbook, type SecretTally, type SectionDifference, type SectionSummary, type StoreTransfer } from "@cass-memory/core";
 import { PlaybookStreamUnsupported, type PlaybookStream } from "@cass-memory/store-yaml";
 
 /**
@@ -108,42 +108,6 @@ function jsonForm(value: unknown): unknown {
   return text === undefined ? undefined : JSON.parse(text);
 }
 
-const MISSING = Symbol("missing");
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-function childPath(path: string, key: string | number): string {
-  if (typeof key === "number") return `${path}[${key}]`;
-  return /^[A-Za-z_$][\w$-]*$/.test(key) ? (path === "" ? key : `${path}.${key}`) : `${path}[${JSON.stringify(key)}]`;
-}
-
-/** Where two JSON values first differ (depth first; object keys in any order, arrays in order). */
-function firstDifference(a: unknown, b: unknown, path: string): { path: string; a: unknown; b: unknown } | null {
-  if (Array.isArray(a) && Array.isArray(b)) {
-    for (let i = 0; i < Math.max(a.length, b.length); i++) {
-      const found = firstDifference(i < a.length ? a[i] : MISSING, i < b.length ? b[i] : MISSING, childPath(path, i));
-      if (found !== null) return found;
-    }
-    return null;
-  }
-  if (isObject(a) && isObject(b)) {
-    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      const found = firstDifference(key in a ? a[key] : MISSING, key in b ? b[key] : MISSING, childPath(path, key));
-      if (found !== null) return found;
-    }
-    return null;
-  }
-  return Object.is(a, b) ? null : { path, a, b };
-}
-
-function preview(value: unknown): string {
-  if (value === MISSING) return "(missing)";
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
-}
-
 /**
  * Compares the source's playbook section `key` with the staged one, bullet by bullet: `equal`,
  * the first difference, or null when the section must be compared whole (not streamable).
@@ -159,10 +123,10 @@ export async function verifyStreamedPlaybook(
   const tally: SecretTally = {};
   const config = streaming.config;
   const targetHead = await streaming.target.readPlaybookHead(layer);
-  let found: { path: string; a: unknown; b: unknown } | null = null;
+  let found: JsonDifference | null = null;
   const sourceHead = { key, kind: "playbook", layer, playbook: redactCounting(config, stream.head, tally) };
-  if (targetHead === null) found = { path: "playbook", a: jsonForm(stream.head), b: null };
-  else found = firstDifference(jsonForm(sourceHead), jsonForm({ key, kind: "playbook", layer, playbook: targetHead }), "");
+  if (targetHead === null) found = { path: "playbook", source: jsonPreview(jsonForm(stream.head)), target: "null" };
+  else found = jsonDifference(jsonForm(sourceHead), jsonForm({ key, kind: "playbook", layer, playbook: targetHead }));
   let sourceRecords = 0;
   let targetRecords = 0;
   const rows = streaming.target.readPlaybookBullets(layer);
@@ -173,14 +137,14 @@ export async function verifyStreamedPlaybook(
       const index = sourceRecords;
       sourceRecords += 1;
       if (next.done === true) {
-        found ??= { path: `playbook.bullets[${index}]`, a: jsonForm(clean), b: MISSING };
+        found ??= { path: `playbook.bullets[${index}]`, source: jsonPreview(jsonForm(clean)), target: jsonPreview(undefined) };
         continue;
       }
       targetRecords += 1;
-      found ??= firstDifference(jsonForm(clean), jsonForm(next.value), `playbook.bullets[${index}]`);
+      found ??= jsonDifference(jsonForm(clean), jsonForm(next.value), `playbook.bullets[${index}]`);
     }
     for (let next = await rows.next(); next.done !== true; next = await rows.next()) {
-      found ??= { path: `playbook.bullets[${targetRecords}]`, a: MISSING, b: jsonForm(next.value) };
+      found ??= { path: `playbook.bullets[${targetRecords}]`, source: jsonPreview(undefined), target: jsonPreview(jsonForm(next.value)) };
       targetRecords += 1;
     }
   } catch (error) {
@@ -197,8 +161,8 @@ export async function verifyStreamedPlaybook(
       key,
       kind: "playbook",
       path: found.path === "" ? "(section)" : found.path,
-      source: preview(found.a),
-      target: preview(found.b),
+      source: found.source,
+      target: found.target,
       sourceRecords,
       targetRecords,
     },
