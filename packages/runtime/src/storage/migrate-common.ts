@@ -1,8 +1,10 @@
-import { readdir, stat } from "node:fs/promises";
+import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { AppError, isAppError, parseSectionKey, sectionLayer, type Layer, type SectionDifference, type StorageBackend, type StoreTransfer } from "@cass-memory/core";
+import { AppError, isAppError, isPlainObject, parseSectionKey, sectionLayer, type Layer, type SectionDifference, type StorageBackend, type StoreTransfer } from "@cass-memory/core";
+import { atomicWriteFile } from "@cass-memory/store-yaml";
 import type { StoreDirs } from "./backend.js";
-import { moveFile } from "./layout.js";
+import { layerFiles, moveFile, pathOf } from "./layout.js";
+import type { MigrateStorageOptions, MigrateStorageResult } from "./migrate.js";
 
 /**
  * What every `cm storage migrate` direction shares (file backends to each other, to PostgreSQL and
@@ -136,4 +138,114 @@ export function commitError(error: unknown, undone: FailedMove[], from: StorageB
     details: { from, to, ...(undone.length > 0 ? { notRestored: undone } : {}) },
     cause: error,
   });
+}
+
+export interface InstallStagedOptions {
+  from: StorageBackend;
+  to: Exclude<StorageBackend, "postgres">;
+  live: StoreDirs;
+  stage: StoreDirs;
+  layers: readonly Layer[];
+  now: Date;
+  cli: string;
+  onProgress?: MigrateStorageOptions["onProgress"];
+  /** Writes config.json (the store's mutateConfigFile). */
+  mutateConfigFile(fn: (raw: Record<string, unknown>) => void): Promise<unknown>;
+}
+
+export interface InstalledStaged {
+  /** The `storage-<stamp>` name of this migration's backup directories. */
+  stamp: string;
+  backups: MigrateStorageResult["backups"];
+  installed: MigrateStorageResult["installed"];
+  configUpdated: boolean;
+}
+
+/**
+ * The commit of a migration to a file backend: checks that every staged file is one the install
+ * knows where to put, moves the target backend's live files of each layer to
+ * `backups/storage-<stamp>/`, renames the staged ones into place and writes `storage.backend`. On
+ * any failure every move is undone (commitError says what could not be).
+ */
+export async function installStaged(o: InstallStagedOptions): Promise<InstalledStaged> {
+  const { from, to, live, stage, layers, cli } = o;
+  for (const layer of layers) {
+    const known = new Set((await layerFiles(to, stage, layer)).map((f) => f.name));
+    const extra = (await filesBelow(layerDirOf(stage, layer))).filter((name) => !known.has(name) && !(layer === "global" && name === PROGRESS_FILE));
+    if (extra.length > 0) {
+      throw new AppError("INTERNAL_ERROR", `The staged ${to} store holds files the migration does not know how to install: ${extra.join(", ")}. Nothing was switched.`, {
+        details: { layer, staging: layerDirOf(stage, layer), files: extra },
+      });
+    }
+  }
+  const stamp = await freeStamp(timestamp(o.now), layers.map((layer) => join(layerDirOf(live, layer), "backups")).concat(join(live.globalDir, "backups")));
+  const moves: Array<{ from: string; to: string }> = [];
+  const backups: MigrateStorageResult["backups"] = [];
+  const installed: MigrateStorageResult["installed"] = [];
+  const move = async (a: string, b: string): Promise<void> => {
+    await moveFile(a, b);
+    moves.push({ from: a, to: b });
+  };
+  let configUpdated = false;
+  try {
+    await o.onProgress?.({ phase: "commit", message: `Installing the ${to} data` });
+    for (const layer of layers) {
+      const liveFiles = await layerFiles(to, live, layer);
+      if (liveFiles.length > 0) {
+        const dir = join(layerDirOf(live, layer), "backups", `storage-${stamp}`);
+        for (const file of liveFiles) await move(file.path, join(dir, file.name));
+        backups.push({ layer, dir, files: liveFiles.map((f) => f.name) });
+      }
+      const placed: string[] = [];
+      for (const file of await layerFiles(to, stage, layer)) {
+        const destination = pathOf(to, file.name, live, layer);
+        if (destination === null) continue;
+        await move(file.path, destination);
+        placed.push(destination);
+      }
+      installed.push({ layer, files: placed });
+    }
+    await o.mutateConfigFile((config) => {
+      const storage = isPlainObject(config.storage) ? config.storage : {};
+      if (storage.backend !== to) configUpdated = true;
+      config.storage = { ...storage, backend: to };
+    });
+  } catch (error) {
+    const undone = await rollback(moves);
+    throw commitError(error, undone, from, to, cli);
+  }
+  return { stamp, backups, installed, configUpdated };
+}
+
+/**
+ * After the switch: leaves `record` in `<globalDir>/backups/storage-<stamp>/migration.json` for
+ * `storage status`, removes the staging directories, and warns when CASS_MEMORY_STORAGE still
+ * names another backend. Failures here become warnings (the migration itself is done).
+ */
+export async function finishInstall(o: {
+  live: StoreDirs;
+  stage: StoreDirs;
+  layers: readonly Layer[];
+  to: StorageBackend;
+  stamp: string;
+  record: object;
+  envBackend: StorageBackend | null;
+  warnings: string[];
+}): Promise<void> {
+  const { live, to, warnings } = o;
+  try {
+    await atomicWriteFile(join(live.globalDir, "backups", `storage-${o.stamp}`, RECORD_FILE), `${JSON.stringify(o.record, null, 2)}\n`);
+  } catch (error) {
+    warnings.push(`Could not write the migration record: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  for (const dir of o.layers.map((layer) => layerDirOf(o.stage, layer)).concat(stagingDir(live.globalDir, to))) {
+    try {
+      await rm(dir, { recursive: true, force: true });
+    } catch (error) {
+      warnings.push(`Could not remove the staging directory ${dir}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (o.envBackend !== null && o.envBackend !== to) {
+    warnings.push(`CASS_MEMORY_STORAGE=${o.envBackend} is set: it overrides storage.backend, so processes with it still use ${o.envBackend}. Unset it to use ${to}.`);
+  }
 }

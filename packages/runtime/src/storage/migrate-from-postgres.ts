@@ -14,20 +14,17 @@ import {
 import { atomicWriteFile } from "@cass-memory/store-yaml";
 import type { Runtime } from "../runtime.js";
 import { openStore, type PostgresStoreHandle } from "./backend.js";
-import { layerFiles, moveFile, pathOf } from "./layout.js";
+import { layerFiles } from "./layout.js";
 import type { MigrateStorageOptions, MigrateStorageResult } from "./migrate.js";
 import {
   MIGRATION_LOCK,
   PROGRESS_FILE,
   PROGRESS_VERSION,
-  RECORD_FILE,
-  commitError,
-  filesBelow,
-  freeStamp,
+  finishInstall,
+  installStaged,
   keyLayer,
   layerDirOf,
   requireTransfer,
-  rollback,
   sameLayers,
   stagingDir,
   stagingDirs,
@@ -232,53 +229,18 @@ export async function migrateFromPostgres(rt: Runtime, options: MigrateStorageOp
         // Closed before its files move (SQLite: checkpoints the WAL into the database file).
         target.close();
       }
-      for (const layer of layers) {
-        const known = new Set((await layerFiles(to, stage, layer)).map((f) => f.name));
-        const extra = (await filesBelow(layerDirOf(stage, layer))).filter((name) => !known.has(name) && !(layer === "global" && name === PROGRESS_FILE));
-        if (extra.length > 0) {
-          throw new AppError("INTERNAL_ERROR", `The staged ${to} store holds files the migration does not know how to install: ${extra.join(", ")}. Nothing was switched.`, {
-            details: { layer, staging: layerDirOf(stage, layer), files: extra },
-          });
-        }
-      }
-
       // Commit: move this machine's earlier files of the target backend aside, install the staged ones, switch the config.
-      const stamp = await freeStamp(timestamp(now()), layers.map((layer) => join(layerDirOf(live, layer), "backups")).concat(join(live.globalDir, "backups")));
-      const moves: Array<{ from: string; to: string }> = [];
-      const backups: MigrateStorageResult["backups"] = [];
-      const installed: MigrateStorageResult["installed"] = [];
-      const move = async (a: string, b: string): Promise<void> => {
-        await moveFile(a, b);
-        moves.push({ from: a, to: b });
-      };
-      let configUpdated = false;
-      try {
-        await options.onProgress?.({ phase: "commit", message: `Installing the ${to} data` });
-        for (const layer of layers) {
-          const liveFiles = await layerFiles(to, live, layer);
-          if (liveFiles.length > 0) {
-            const dir = join(layerDirOf(live, layer), "backups", `storage-${stamp}`);
-            for (const file of liveFiles) await move(file.path, join(dir, file.name));
-            backups.push({ layer, dir, files: liveFiles.map((f) => f.name) });
-          }
-          const placed: string[] = [];
-          for (const file of await layerFiles(to, stage, layer)) {
-            const destination = pathOf(to, file.name, live, layer);
-            if (destination === null) continue;
-            await move(file.path, destination);
-            placed.push(destination);
-          }
-          installed.push({ layer, files: placed });
-        }
-        await db.mutateConfigFile((config) => {
-          const storage = isPlainObject(config.storage) ? config.storage : {};
-          if (storage.backend !== to) configUpdated = true;
-          config.storage = { ...storage, backend: to };
-        });
-      } catch (error) {
-        const undone = await rollback(moves);
-        throw commitError(error, undone, from, to, cli);
-      }
+      const { stamp, backups, installed, configUpdated } = await installStaged({
+        from,
+        to,
+        live,
+        stage,
+        layers,
+        now: now(),
+        cli,
+        onProgress: options.onProgress,
+        mutateConfigFile: (fn) => db.mutateConfigFile(fn),
+      });
 
       // Switched. The record has no file fingerprints of the source (it is the database, see sourceChangeCounters).
       const record = {
@@ -292,21 +254,7 @@ export async function migrateFromPostgres(rt: Runtime, options: MigrateStorageOp
         sourceChangeCounters: start.counters,
         backups,
       };
-      try {
-        await atomicWriteFile(join(live.globalDir, "backups", `storage-${stamp}`, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
-      } catch (error) {
-        warnings.push(`Could not write the migration record: ${error instanceof Error ? error.message : String(error)}`);
-      }
-      for (const dir of [...layers.map((layer) => layerDirOf(stage, layer)), stagingDir(live.globalDir, to)]) {
-        try {
-          await rm(dir, { recursive: true, force: true });
-        } catch (error) {
-          warnings.push(`Could not remove the staging directory ${dir}: ${error instanceof Error ? error.message : String(error)}`);
-        }
-      }
-      if (rt.storage.envBackend !== null && rt.storage.envBackend !== to) {
-        warnings.push(`CASS_MEMORY_STORAGE=${rt.storage.envBackend} is set: it overrides storage.backend, so processes with it still use ${rt.storage.envBackend}. Unset it to use ${to}.`);
-      }
+      await finishInstall({ live, stage, layers, to, stamp, record, envBackend: rt.storage.envBackend, warnings });
       const skippedLines = Object.values(verification.skipped).reduce((n, v) => n + v, 0);
       if (skippedLines > 0) warnings.push(`${skippedLines} unreadable record(s) of the database were not copied (they stay in the database).`);
       const redacted = source.tally();

@@ -20,7 +20,7 @@ import {
 import { atomicWriteFile } from "@cass-memory/store-yaml";
 import type { Runtime } from "../runtime.js";
 import { openStore, type OpenedStore, type StoreDirs } from "./backend.js";
-import { fingerprint, layerFiles, layerHasData, moveFile, pathOf } from "./layout.js";
+import { fingerprint, layerFiles, layerHasData } from "./layout.js";
 import { copyStreamedPlaybook, countStreamedPlaybook, playbookKeyLayer, playbookStreaming, verifyStreamedPlaybook, type PlaybookStreaming } from "./migrate-playbook-stream.js";
 import { migrateToPostgres } from "./migrate-postgres.js";
 import { migrateFromPostgres } from "./migrate-from-postgres.js";
@@ -28,14 +28,11 @@ import {
   MIGRATION_LOCK,
   PROGRESS_FILE,
   PROGRESS_VERSION,
-  RECORD_FILE,
-  commitError,
-  filesBelow,
-  freeStamp,
+  finishInstall,
+  installStaged,
   keyLayer,
   layerDirOf,
   requireTransfer,
-  rollback,
   sameLayers,
   stagingDir,
   stagingDirs,
@@ -271,7 +268,6 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
     const source = redactingTransfer(requireTransfer(sourceStore.transfer, from), rt.deps.config);
     // Secrets in the source are redacted on the way to the target and counted (issue 21).
     const stage = stagingDirs(live, to);
-    const stageLayerDirs = layers.map((layer) => layerDirOf(stage, layer));
     const startPrint = await fingerprint(from, live, layers);
 
     // Resume or start afresh.
@@ -345,76 +341,24 @@ export async function migrateStorage(rt: Runtime, options: MigrateStorageOptions
       // Closed before its files move (SQLite: checkpoints the WAL into the database file).
       target.close();
     }
-    // Everything staged must be a file the install below knows where to put.
-    for (const layer of layers) {
-      const known = new Set((await layerFiles(to, stage, layer)).map((f) => f.name));
-      const extra = (await filesBelow(layerDirOf(stage, layer))).filter((name) => !known.has(name) && !(layer === "global" && name === PROGRESS_FILE));
-      if (extra.length > 0) {
-        throw new AppError("INTERNAL_ERROR", `The staged ${to} store holds files the migration does not know how to install: ${extra.join(", ")}. Nothing was switched.`, {
-          details: { layer, staging: layerDirOf(stage, layer), files: extra },
-        });
-      }
-    }
-
     // Commit: move the target backend's live files aside, install the staged ones, switch the config.
-    const stamp = await freeStamp(timestamp(now()), layers.map((layer) => join(layerDirOf(live, layer), "backups")).concat(join(live.globalDir, "backups")));
-    const moves: Array<{ from: string; to: string }> = [];
-    const backups: MigrateStorageResult["backups"] = [];
-    const installed: MigrateStorageResult["installed"] = [];
-    const move = async (a: string, b: string): Promise<void> => {
-      await moveFile(a, b);
-      moves.push({ from: a, to: b });
-    };
-    let configUpdated = false;
     const sourcePrints: Partial<Record<Layer, string>> = {};
     for (const layer of layers) sourcePrints[layer] = await fingerprint(from, live, [layer]);
-    try {
-      await options.onProgress?.({ phase: "commit", message: `Installing the ${to} data` });
-      for (const layer of layers) {
-        const liveFiles = await layerFiles(to, live, layer);
-        if (liveFiles.length > 0) {
-          const dir = join(layerDirOf(live, layer), "backups", `storage-${stamp}`);
-          for (const file of liveFiles) await move(file.path, join(dir, file.name));
-          backups.push({ layer, dir, files: liveFiles.map((f) => f.name) });
-        }
-        const staged = await layerFiles(to, stage, layer);
-        const placed: string[] = [];
-        for (const file of staged) {
-          const destination = pathOf(to, file.name, live, layer);
-          if (destination === null) continue;
-          await move(file.path, destination);
-          placed.push(destination);
-        }
-        installed.push({ layer, files: placed });
-      }
-      const raw = await rt.deps.store.mutateConfigFile((config) => {
-        const storage = isPlainObject(config.storage) ? config.storage : {};
-        if (storage.backend !== to) configUpdated = true;
-        config.storage = { ...storage, backend: to };
-      });
-      void raw;
-    } catch (error) {
-      const undone = await rollback(moves);
-      throw commitError(error, undone, from, to, cli);
-    }
+    const { stamp, backups, installed, configUpdated } = await installStaged({
+      from,
+      to: to as Exclude<StorageBackend, "postgres">,
+      live,
+      stage,
+      layers,
+      now: now(),
+      cli,
+      onProgress: options.onProgress,
+      mutateConfigFile: (fn) => rt.deps.store.mutateConfigFile(fn),
+    });
 
     // Switched. Leave a record for `storage status`, then remove the staging directories.
     const record: MigrationRecord = { from, to, layers, repoDir: live.repoDir, at: now().toISOString(), sourceFingerprints: sourcePrints, backups };
-    try {
-      await atomicWriteFile(join(live.globalDir, "backups", `storage-${stamp}`, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
-    } catch (error) {
-      warnings.push(`Could not write the migration record: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    for (const dir of stageLayerDirs.concat(stagingDir(live.globalDir, to))) {
-      try {
-        await rm(dir, { recursive: true, force: true });
-      } catch (error) {
-        warnings.push(`Could not remove the staging directory ${dir}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-    if (envBackend !== null && envBackend !== to) {
-      warnings.push(`CASS_MEMORY_STORAGE=${envBackend} is set: it overrides storage.backend, so processes with it still use ${envBackend}. Unset it to use ${to}.`);
-    }
+    await finishInstall({ live, stage, layers, to, stamp, record, envBackend, warnings });
     const skippedLines = Object.values(verification.skipped).reduce((n, v) => n + v, 0);
     if (skippedLines > 0) {
       warnings.push(`${skippedLines} unreadable line(s) of the ${from} data were not copied (they stay in the ${from} files).`);
