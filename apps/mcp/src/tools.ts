@@ -23,7 +23,7 @@ import {
 } from "@cass-memory/core";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+import * as z from "zod";
 import type { ServerContext } from "./context.js";
 
 /**

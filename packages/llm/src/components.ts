@@ -1,5 +1,5 @@
 import type { LanguageModel } from "ai";
-import type { z } from "zod";
+import type * as z from "zod";
 import {
   compileSanitizer,
   DeltaSchema,

@@ -1,5 +1,5 @@
 import { generateText, NoObjectGeneratedError, Output, type LanguageModel } from "ai";
-import type { z } from "zod";
+import type * as z from "zod";
 import { AppError, redactSecrets, type Clock, type CostLedger, type Logger } from "@cass-memory/core";
 import { assertWithinBudget, recordUsage, type TokenUsage } from "./budget.js";
 import { isRetryableLlmError, isStructuredOutputUnsupported, toLlmAppError } from "./errors.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Reading JSON out of a model's text reply, for servers without JSON-schema output and for

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { BULLET_KINDS, BULLET_SCOPES, BULLET_TYPES, HARMFUL_REASONS } from "@cass-memory/core";
 
 /**

@@ -12,7 +12,7 @@ import {
   type Logger,
   type Reflector,
 } from "@cass-memory/core";
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Chooses the learning components (diary writer, reflector, validator, auditor):

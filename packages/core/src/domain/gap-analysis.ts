@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { isActiveBullet } from "./bullet-state.js";
 import type { Bullet } from "../schemas/playbook.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AppError } from "../errors.js";
 import { resolveLearning } from "../learning/fallback.js";
 import { loadTranscript } from "../learning/session.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AppError, isAppError } from "../errors.js";
 import { effectiveMode, resolveLearning } from "../learning/fallback.js";
 import { loadTranscript, writeDiaryEntry } from "../learning/session.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { REDACT_SECRETS_FIX, redactStoredSecrets, storedSecretsCheck } from "./doctor-secrets.js";
 import { compileSanitizer } from "../domain/sanitize.js";
 import { SECRET_KINDS, detectSecrets } from "../domain/secrets.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AppError } from "../errors.js";
 import { defineOperation } from "../operation.js";
 import type { Layer } from "../ports.js";

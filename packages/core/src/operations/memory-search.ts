@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { requireWithinLimit } from "../domain/input-limits.js";
 import { compileSanitizer } from "../domain/sanitize.js";
 import { AppError } from "../errors.js";

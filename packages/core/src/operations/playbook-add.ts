@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AppError } from "../errors.js";
 import { agentFromSessionPath, newBullet } from "../domain/curator.js";
 import { defineOperation } from "../operation.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { redactDeep } from "../domain/secrets.js";
 import { redactFor } from "./secret-guard.js";
 import { defineOperation } from "../operation.js";

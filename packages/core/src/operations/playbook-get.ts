@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AppError } from "../errors.js";
 import { getDecayedCounts, getEffectiveScore } from "../domain/scoring.js";
 import { defineOperation } from "../operation.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AppError } from "../errors.js";
 import { defineOperation, formatZodIssues } from "../operation.js";
 import { BulletSchema, type Bullet } from "../schemas/playbook.js";

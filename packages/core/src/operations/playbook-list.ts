@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineOperation } from "../operation.js";
 import { isActiveBullet, isOutsideValidity, type Bullet } from "../schemas/playbook.js";
 import { loadMergedPlaybook } from "./shared.js";

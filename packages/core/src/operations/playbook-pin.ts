@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AppError } from "../errors.js";
 import { requireWithinLimit } from "../domain/input-limits.js";
 import { defineOperation } from "../operation.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { buildCassQuery, rankBulletsForTask } from "../domain/ranking.js";
 import { primeConcepts, warmLexicalIndex } from "../domain/lexical-cache.js";
 import { compileSanitizer } from "../domain/sanitize.js";

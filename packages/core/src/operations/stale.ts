@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { DAY_MS, getEffectiveScore } from "../domain/scoring.js";
 import { defineOperation } from "../operation.js";
 import { isActiveBullet, type Bullet } from "../schemas/playbook.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { compileSanitizer } from "../domain/sanitize.js";
 import { semanticMergeCandidatesFor } from "../domain/semantic.js";
 import { findMergeCandidates } from "../domain/similarity.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { compileSanitizer } from "../domain/sanitize.js";
 import { assertTraumaPattern, checkTraumaPattern, scanForDoomPatterns } from "../domain/trauma.js";
 import { AppError } from "../errors.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AppError } from "../errors.js";
 import { deprecateBullet } from "../domain/curator.js";
 import { AUTO_DEPRECATION_REASON } from "../domain/feedback.js";

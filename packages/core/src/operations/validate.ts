@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AppError } from "../errors.js";
 import { extractKeywords } from "../domain/text.js";
 import { runEvidenceGate } from "../learning/evidence-gate.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The configuration of cm with every key and default of the original (reference §3.1), in the

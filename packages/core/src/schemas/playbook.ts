@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { camelizeKnownKeys, toIsoString } from "./tolerant.js";
 
 export const BULLET_SCOPES = ["global", "workspace", "language", "framework", "task"] as const;

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { toIsoString } from "./tolerant.js";
 
 /** Records other than the playbook (reference §4.4–4.9, §7). Unknown fields are preserved. */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { newBullet, type NewBulletContext } from "../domain/curator.js";
 import { hashContent } from "../domain/text.js";
 import {

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { DIARY_ID } from "./diary-records.js";
 import { AppError } from "../errors.js";
 import { formatZodIssues } from "../operation.js";
