@@ -18,14 +18,15 @@ import { generatePlaybook, generatePlaybookYaml } from "./generate-playbook.mjs"
 import { updateBenchmarkDoc } from "./update-doc.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const cli = join(root, "apps/cli/dist/cm.js");
+// The executable npm installs as `cm` (package.json "bin").
+const cli = join(root, "apps/cli", JSON.parse(readFileSync(join(root, "apps/cli/package.json"), "utf8")).bin.cm);
 const baseline = process.env.BENCH_BASELINE;
 const cpuProbe = join(root, "bench/cpu-probe.cjs");
 const RUNS = Number(process.env.BENCH_RUNS ?? 21);
 const TASK = "fix typescript error handling in the auth service after the 401 bug";
 
 if (!existsSync(cli)) {
-  console.error("apps/cli/dist/cm.js is missing: run `pnpm build` first.");
+  console.error(`${cli} is missing: run \`pnpm build\` first.`);
   process.exit(1);
 }
 

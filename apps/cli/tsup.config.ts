@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig, type Options } from "tsup";
@@ -17,8 +18,9 @@ const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), 
 //  - dist/cm-serve.cjs: the MCP server started by `cm serve`;
 //  - dist/cm-llm.cjs: the LLM layer (AI SDK and providers, ~2 MB), required only by the commands
 //    that learn from sessions (a dynamic import() inside the cached vm.Script is not reliable);
-//  - dist/cm.js: the executable, a tiny ESM loader that answers --version/--help itself and runs
-//    one of the bundles above with that cache.
+//  - dist/cm.cjs: the executable (package.json "bin"), a tiny CommonJS loader that answers
+//    --version/--help itself and runs one of the bundles above with that cache; dist/cm.js is the
+//    same loader as an ES module (the executable of earlier versions, still run by hook commands).
 // The package version is injected at build time (`__CM_VERSION__`).
 /** One self-contained CommonJS bundle; `external` packages are left to `require`. */
 function cjsBundle(entry: Record<string, string>, options: { external?: string[]; main?: boolean } = {}): Options {
@@ -40,14 +42,33 @@ function cjsBundle(entry: Record<string, string>, options: { external?: string[]
 }
 
 /**
- * node:child_process is replaced in the CLI bundles by src/lazy-child-process.cjs, which loads it on
- * first use: commander and the cass adapter import it at start-up, most commands never spawn.
+ * Built-in modules that the CLI bundles load on first use instead of at start-up. Their importers
+ * (commander and the cass adapter for child_process; hashing and random ids for crypto; the native
+ * history index for zlib) are initialised by every command, but most runs never spawn, hash or
+ * inflate, and these three cost several milliseconds each to load (crypto alone ~8 ms, with its
+ * dozen internal modules). Each import resolves to a generated module whose exports are getters
+ * that `require` the real module the first time any of them is read.
  */
-const lazyChildProcess: NonNullable<Options["esbuildPlugins"]>[number] = {
-  name: "lazy-child-process",
+const LAZY_BUILTINS = ["child_process", "crypto", "zlib"];
+const lazyBuiltins: NonNullable<Options["esbuildPlugins"]>[number] = {
+  name: "lazy-builtins",
   setup(build) {
-    const shim = fileURLToPath(new URL("./src/lazy-child-process.cjs", import.meta.url));
-    build.onResolve({ filter: /^(node:)?child_process$/ }, (args) => (args.importer === shim ? { path: "child_process", external: true } : { path: shim }));
+    const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|")})$`);
+    // The generated module's own `require("node:…")` stays a real require.
+    build.onResolve({ filter }, (args) =>
+      args.namespace === "lazy-builtin" ? { path: args.path, external: true } : { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" },
+    );
+    build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => {
+      const keys = Object.keys(createRequire(import.meta.url)(args.path) as object);
+      return {
+        loader: "js",
+        contents: [
+          `let real;`,
+          `const load = () => (real ??= require(${JSON.stringify(`node:${args.path}`)}));`,
+          `for (const key of ${JSON.stringify(keys)}) Object.defineProperty(exports, key, { enumerable: true, get: () => load()[key] });`,
+        ].join("\n"),
+      };
+    });
   },
 };
 
@@ -101,8 +122,8 @@ export default defineConfig([
   {
     ...cjsBundle({ "cm-main": "src/cm.ts" }, { main: true, external: cliExternal }),
     define: version,
-    esbuildPlugins: [lazyChildProcess],
-    // Keep `node:` specifiers, so that node:child_process reaches the plugin above.
+    esbuildPlugins: [lazyBuiltins],
+    // Keep `node:` specifiers, so that the lazy built-ins reach the plugin above.
     removeNodeProtocol: false,
     onSuccess: async () => {
       asciiOnly("dist/cm-main.cjs");
@@ -115,8 +136,8 @@ export default defineConfig([
   {
     ...cjsBundle({ "cm-context": "src/cm-context.ts", "cm-mark": "src/cm-mark.ts", "cm-hook": "src/cm-hook.ts" }, { external: cliExternal }),
     define: version,
-    esbuildPlugins: [lazyChildProcess],
-    // Keep `node:` specifiers, so that node:child_process reaches the plugin above.
+    esbuildPlugins: [lazyBuiltins],
+    // Keep `node:` specifiers, so that the lazy built-ins reach the plugin above.
     removeNodeProtocol: false,
     onSuccess: async () => {
       asciiOnly("dist/cm-context.cjs");
@@ -150,6 +171,20 @@ export default defineConfig([
     sourcemap: false,
     clean: false,
     define: version,
+    banner: { js: "#!/usr/bin/env node" },
+  },
+  // The same loader as CommonJS: the package's `bin` (see src/bin.ts).
+  {
+    entry: { cm: "src/bin.ts" },
+    format: ["cjs"],
+    outExtension: () => ({ js: ".cjs" }),
+    target: "node20",
+    platform: "node",
+    dts: false,
+    sourcemap: false,
+    clean: false,
+    // `import.meta.url` is read only when `__dirname` is missing (the ES module build).
+    define: { ...version, "import.meta.url": "undefined" },
     banner: { js: "#!/usr/bin/env node" },
   },
 ]);

@@ -1,5 +1,5 @@
 /**
- * The `cm` executable: a small loader in front of the bundled CLI.
+ * The `cm` executable (dist/cm.cjs, and dist/cm.js): a small loader in front of the bundled CLI.
  *
  * - `cm --version`, `-V`, `-v` and `version` print the version without loading any bundle.
  * - `cm --help`, `-h` and `help` print the root help rendered at build time by the real commander
@@ -28,7 +28,11 @@ const { fileURLToPath } = process.getBuiltinModule("node:url");
 const { Script, constants: vmConstants } = process.getBuiltinModule("node:vm");
 type Script = import("node:vm").Script;
 
-const distDir = dirname(fileURLToPath(import.meta.url));
+// This file is built twice: dist/cm.cjs (CommonJS, the package's `bin`: Node starts a CommonJS entry
+// ~10 ms sooner than an ES module, whose loader it would otherwise initialise) and dist/cm.js (the
+// same loader as an ES module, kept for hook commands and scripts written against that path).
+declare const __dirname: string | undefined;
+const distDir = typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
 
 /** The root options that take no value and may come before the command's name. */
 const ROOT_SWITCHES = new Set(["--no-color", "--no-emoji", "--verbose"]);
@@ -122,7 +126,9 @@ function runBundle(bundle: string): void {
   const bundlePath = join(distDir, `${bundle}.cjs`);
   const file = cacheFile(bundlePath, bundle);
   const cachedData = loadCached(file);
-  const source = readFileSync(bundlePath, "utf8");
+  // The build leaves these bundles ASCII-only (tsup.config.ts, asciiOnly; checked by a test), so
+  // reading them as Latin-1 gives the same text while skipping UTF-8 decoding (~2x faster here).
+  const source = readFileSync(bundlePath, "latin1");
   const script = new Script(Module.wrap(source), {
     filename: bundlePath,
     ...(cachedData ? { cachedData } : {}),

@@ -1,6 +1,6 @@
 import { writeSync } from "node:fs";
 import { VERSION } from "./version.js";
-import { redactDeep, redactSecrets } from "@cass-memory/core";
+import { redactSecrets } from "@cass-memory/core";
 
 /**
  * Every byte cm prints passes the secret detector (issue 21): JSON values are redacted string by
@@ -94,10 +94,12 @@ export function writeStderr(text: string): void {
   writeAllSync(2, redactText(text.endsWith("\n") ? text : `${text}\n`));
 }
 
+const redactingReplacer = (_key: string, value: unknown): unknown => (typeof value === "string" ? redactText(value) : value);
+
 export function printJson(value: unknown): void {
-  // Every string value is redacted before serialising, so the text needs no second pass (which
-  // would cost as much again on a large playbook list).
-  writeAllSync(1, `${escapeC1(JSON.stringify(redactDeep(value, redactText), null, 2))}\n`);
+  // Every string value is redacted as it is serialised (keys are ours), so the text needs no
+  // second pass and no redacted copy of the value is built (a large playbook list allocates much less).
+  writeAllSync(1, `${escapeC1(JSON.stringify(value, redactingReplacer, 2))}\n`);
 }
 
 /**

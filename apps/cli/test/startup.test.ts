@@ -157,6 +157,29 @@ describe("context, mark and hook from their own bundles", () => {
   });
 });
 
+describe("the package's executable (dist/cm.cjs, the CommonJS build of the loader)", () => {
+  it("is package.json's bin and answers exactly as dist/cm.js does", () => {
+    const manifest = JSON.parse(readFileSync(join(CLI_DIR, "package.json"), "utf8")) as { bin: Record<string, string> };
+    expect(manifest.bin.cm).toBe("./dist/cm.cjs");
+    expect(manifest.bin["cass-memory"]).toBe("./dist/cm.cjs");
+    const CJS = join(CLI_DIR, "dist", "cm.cjs");
+    const [one] = seedPlaybook();
+    for (const [args, json] of [
+      [["--version"], false],
+      [["--help"], false],
+      [["context", "run the failing test", "--json"], true],
+      [["context", "run the failing test", "--limit", "x", "--json"], true],
+      [["mark", "b-nope", "--helpful", "--json"], true],
+      [["playbook", "get", one, "--json"], true],
+    ] as const) {
+      const esm = runNode(BIN, [...args]);
+      const cjs = runNode(CJS, [...args]);
+      expect({ args, code: cjs.code, stderr: cjs.stderr }).toEqual({ args, code: esm.code, stderr: esm.stderr });
+      expect({ args, out: json ? stable(cjs.stdout) : cjs.stdout }).toEqual({ args, out: json ? stable(esm.stdout) : esm.stdout });
+    }
+  });
+});
+
 describe("the bundles the loader runs", () => {
   it("are ASCII-only (read as one-byte strings) and each exists next to the loader", () => {
     for (const bundle of ["cm-main.cjs", "cm-context.cjs", "cm-mark.cjs", "cm-hook.cjs"]) {

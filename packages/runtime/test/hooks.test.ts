@@ -139,6 +139,8 @@ describe("hook configuration planning", () => {
   it("recognises only cm's hook commands for the right client", () => {
     expect(isCmHookCommand(`${NODE} ${CM} hook claude-code session-end`, "claude-code")).toBe(true);
     expect(isCmHookCommand(`'/opt/my node/node' '/opt/my cm/cm.js' hook codex pre-tool-use`, "codex")).toBe(true);
+    expect(isCmHookCommand(`/usr/bin/node /usr/lib/node_modules/cass-memory/dist/cm.cjs hook codex pre-tool-use`, "codex")).toBe(true);
+    expect(isCmHookCommand(`/usr/bin/node /opt/other/xcm.cjs hook codex pre-tool-use`, "codex")).toBe(false);
     expect(isCmHookCommand("cm hook gemini before-agent", "gemini")).toBe(true);
     expect(isCmHookCommand(`${NODE} ${CM} hook claude-code session-end`, "codex")).toBe(false);
     expect(isCmHookCommand("my-tool hook claude-code session-end", "claude-code")).toBe(false);

@@ -36,7 +36,10 @@ export const SEGMENT_FORMAT = "cass-memory-episodic-segment";
 export const MAX_DOC_CHARS = 32 * 1024;
 
 const MAGIC = Buffer.from("CMEPIDX1", "latin1");
-const deflateRawAsync = promisify(deflateRaw);
+// Promisified on first use: reading zlib's `deflateRaw` here would load zlib (~4 ms) in every
+// command that merely imports this module (the CLI bundles load built-ins lazily).
+let deflateRawPromise: ((input: Buffer, options: { level: number }) => Promise<Buffer>) | undefined;
+const deflateRawAsync = (input: Buffer, options: { level: number }): Promise<Buffer> => (deflateRawPromise ??= promisify(deflateRaw))(input, options);
 const LITTLE_ENDIAN = endianness() === "LE";
 
 export class SegmentCorruptError extends Error {

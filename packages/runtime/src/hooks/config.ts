@@ -37,8 +37,8 @@ export interface HookPlanOptions {
   uninstall?: boolean;
 }
 
-/** The program names a hook command of ours runs (the `cm` shim, the `cm.js` loader, the bundle). */
-const CM_PROGRAM = String.raw`(?:cm|cass-memory|cm\.js|cm-main\.cjs)`;
+/** The program names a hook command of ours runs (the `cm` shim, the `cm.cjs`/`cm.js` loader, the bundle). */
+const CM_PROGRAM = String.raw`(?:cm|cass-memory|cm\.c?js|cm-main\.cjs)`;
 
 /** True when `command` is one `cm setup --hooks` wrote for `client`. */
 export function isCmHookCommand(command: unknown, client: HookClient): boolean {
