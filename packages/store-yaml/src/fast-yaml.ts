@@ -244,6 +244,18 @@ export function emitYaml(value: unknown): string {
   return emitter.out;
 }
 
+/**
+ * The text {@link emitYaml} writes for one item of a block sequence that is the value of a top-level
+ * key (`  - …` and the item's further lines, indented by 4): one bullet of a playbook. For a mapping
+ * whose key `k` holds a non-empty sequence, emitYaml writes `k:\n` followed by exactly these texts,
+ * one per item, in order (playbook-splice.ts relies on it to rewrite single bullets).
+ */
+export function emitTopLevelSeqItem(item: unknown): string {
+  const emitter = new Emitter();
+  emitter.seq([item], "  ", "  ");
+  return emitter.out;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Parser
 

@@ -43,7 +43,7 @@ interface CacheRecord {
 }
 
 /** True when JSON.stringify/parse gives back exactly the same data (finite numbers, plain objects). */
-function isJsonFaithful(value: unknown): boolean {
+export function isJsonFaithful(value: unknown): boolean {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -88,6 +88,37 @@ export class ParseCache {
 
   private statFileFor(path: string): string {
     return `${this.prefixFor(path)}v${PARSE_CACHE_FORMAT}.stat.json`;
+  }
+
+  private layoutFileFor(path: string): string {
+    return `${this.prefixFor(path)}v${PARSE_CACHE_FORMAT}.layout.json`;
+  }
+
+  /** The raw bytes of the cache file for these playbook bytes, or null. Never throws. */
+  readBytes(path: string, hash: string): Buffer | null {
+    try {
+      return readFileSync(join(this.dir, this.fileFor(path, hash)));
+    } catch {
+      return null;
+    }
+  }
+
+  /** The recorded layout of the playbook at `path` (playbook-splice.ts; unchecked), or null. Never throws. */
+  readLayout(path: string): unknown {
+    try {
+      return JSON.parse(readFileSync(join(this.dir, this.layoutFileFor(path)), "utf8")) as unknown;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Records a playbook's layout (after putBytes, which removes older files of the playbook). Best effort. */
+  async writeLayout(path: string, layout: object): Promise<void> {
+    try {
+      await atomicWriteFile(join(this.dir, this.layoutFileFor(path)), JSON.stringify(layout));
+    } catch (error) {
+      this.logger.debug(`Could not record the layout of ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   /** The hash recorded (noteStat) for the file at `path` with this stat key, or null. Never throws. */
@@ -150,17 +181,32 @@ export class ParseCache {
         this.logger.debug(`Not caching ${path}: it holds values JSON cannot represent exactly.`);
         return;
       }
-      const name = this.fileFor(path, hash);
       const record: CacheRecord = { format: PARSE_CACHE_FORMAT, path: resolve(path), hash, playbook };
-      await atomicWriteFile(join(this.dir, name), JSON.stringify(record));
+      await this.putBytes(path, hash, JSON.stringify(record));
+    } catch (error) {
+      this.logger.debug(`Could not write the parse cache for ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /**
+   * Stores an already serialised cache record (JSON of `{format, path, hash, playbook}` with a
+   * validated playbook) and removes the other files of the same playbook. Returns whether it was
+   * written; failures are logged at debug level and never thrown.
+   */
+  async putBytes(path: string, hash: string, data: string | Uint8Array): Promise<boolean> {
+    try {
+      const name = this.fileFor(path, hash);
+      await atomicWriteFile(join(this.dir, name), data);
       const prefix = this.prefixFor(path);
       for (const entry of await readdir(this.dir)) {
         if (entry !== name && entry.startsWith(prefix) && !entry.includes(".tmp.")) {
           await unlink(join(this.dir, entry)).catch(() => undefined);
         }
       }
+      return true;
     } catch (error) {
       this.logger.debug(`Could not write the parse cache for ${path}: ${error instanceof Error ? error.message : String(error)}`);
+      return false;
     }
   }
 }

@@ -1,7 +1,7 @@
 import { constants as fsConstants } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import { access, mkdir, open, readFile, stat, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import {
   AppError,
   JournalEventSchema,
@@ -26,6 +26,7 @@ import type {
   LogUpdateResult,
   Logger,
   JournalEvent,
+  MutationScope,
   MutationTx,
   Playbook,
   StarterFile,
@@ -41,7 +42,9 @@ import { createLearningFiles } from "./learning-files.js";
 import { createOnboardingFiles } from "./onboarding.js";
 import { createYamlTransfer } from "./transfer.js";
 import type { LockOptions } from "@cass-memory/node-files";
-import { ParseCache, sha256Hex, statKey } from "./parse-cache.js";
+import { PARSE_CACHE_FORMAT, ParseCache, isJsonFaithful, sha256Hex, statKey } from "./parse-cache.js";
+import { LAYOUT_FORMAT, checkLayout, readScoped, serializeCacheRecord, spliceScoped, writeBulletJsons, yamlLayoutOf } from "./playbook-splice.js";
+import type { PlaybookLayout, SplicedPlaybook } from "./playbook-splice.js";
 import { REPO_PLAYBOOK_HEADER, decodePlaybook, fromYaml, leadingComments, toYaml } from "./yaml-codec.js";
 
 export interface YamlStoreOptions {
@@ -109,6 +112,11 @@ function errnoOf(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
+/** What a playbook mutation wrote: the whole playbook re-emitted, or changed bullets spliced in. */
+type Written =
+  | { kind: "full"; bytes: Buffer; hash: string; playbook: Playbook; header: string }
+  | { kind: "splice"; bytes: Buffer; hash: string; spliced: SplicedPlaybook };
+
 interface LoadedPlaybook {
   playbook: Playbook;
   bytes: Buffer;
@@ -145,15 +153,14 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     return layer === "global" ? globalPlaybook : repoPlaybook;
   }
 
-  /** Reads and validates a playbook file (parse cache first). Null when the file does not exist. */
-  async function load(path: string, layer: Layer): Promise<LoadedPlaybook | null> {
-    let bytes: Buffer;
-    let info: BigIntStats | undefined;
+  /** A playbook file's bytes, with its stat taken on the open file first (parse cache). Null when it does not exist. */
+  async function readRaw(path: string): Promise<{ bytes: Buffer; info?: BigIntStats } | null> {
     try {
       const handle = await open(path, "r");
       try {
-        if (cache !== null) info = await handle.stat({ bigint: true });
-        bytes = await handle.readFile();
+        const info = cache !== null ? await handle.stat({ bigint: true }) : undefined;
+        const bytes = await handle.readFile();
+        return info !== undefined ? { bytes, info } : { bytes };
       } finally {
         await handle.close();
       }
@@ -161,15 +168,81 @@ export function createYamlStore(options: YamlStoreOptions): Store {
       if (errnoOf(error) === "ENOENT") return null;
       throw readError(path, error);
     }
-    const useCache = cache !== null && bytes.length >= cacheMinBytes;
-    const hash = useCache ? sha256Hex(bytes) : "";
-    if (useCache) {
+  }
+
+  /** The SHA-256 of a file's bytes when the parse cache is used for it, else undefined. */
+  function cacheHashOf(bytes: Buffer): string | undefined {
+    return cache !== null && bytes.length >= cacheMinBytes ? sha256Hex(bytes) : undefined;
+  }
+
+  /** Validates the bytes read by readRaw (parse cache first); `hash` is cacheHashOf(bytes). */
+  async function decodeRaw(raw: { bytes: Buffer; info?: BigIntStats }, hash: string | undefined, path: string, layer: Layer): Promise<LoadedPlaybook> {
+    const { bytes, info } = raw;
+    if (cache !== null && hash !== undefined) {
       const hit = await cache.get(path, hash);
       if (hit) return { playbook: hit, bytes, hash, ...(info ? { info } : {}) };
     }
     const playbook = decodePlaybook(bytes.toString("utf8"), path, layer);
-    if (useCache) await cache.put(path, hash, playbook);
-    return useCache ? { playbook, bytes, hash, ...(info ? { info } : {}) } : { playbook, bytes };
+    if (cache !== null && hash !== undefined) {
+      await cache.put(path, hash, playbook);
+      return { playbook, bytes, hash, ...(info ? { info } : {}) };
+    }
+    return { playbook, bytes };
+  }
+
+  /** Reads and validates a playbook file (parse cache first). Null when the file does not exist. */
+  async function load(path: string, layer: Layer): Promise<LoadedPlaybook | null> {
+    const raw = await readRaw(path);
+    return raw === null ? null : decodeRaw(raw, cacheHashOf(raw.bytes), path, layer);
+  }
+
+  /**
+   * For a mutation scoped to some bullets: the recorded layout of these exact bytes, the parse cache
+   * bytes it refers to, and the head and scoped bullets decoded (playbook-splice.ts). Null when the
+   * file cannot be spliced (the full read and write are used).
+   */
+  function prepareSplice(path: string, layer: Layer, bytes: Buffer, hash: string, bulletIds: readonly string[]) {
+    if (cache === null) return null;
+    const cacheBytes = cache.readBytes(path, hash);
+    if (cacheBytes === null) return null;
+    const layout = checkLayout(cache.readLayout(path), resolve(path), hash, bytes, cacheBytes);
+    if (layout === null) return null;
+    const read = readScoped(bytes, layout, bulletIds, path, layer);
+    return read === null ? null : { layout, cacheBytes, read };
+  }
+
+  /** After a write (outside the lock): the parse cache of the new bytes, then their layout. Best effort. */
+  async function recordWritten(path: string, written: Written): Promise<void> {
+    if (cache === null || written.bytes.length < cacheMinBytes) return;
+    const absPath = resolve(path);
+    let record: { bytes: Buffer; starts: number[]; ends: number[] } | null = null;
+    let layout: Omit<PlaybookLayout, "format" | "path" | "hash" | "cache"> | null = null;
+    try {
+      if (written.kind === "splice") {
+        record = written.spliced.cacheRecord(PARSE_CACHE_FORMAT, absPath, written.hash);
+        layout = written.spliced.layout;
+      } else if (isJsonFaithful(written.playbook)) {
+        const jsons = written.playbook.bullets.map((bullet) => JSON.stringify(bullet));
+        record = serializeCacheRecord(PARSE_CACHE_FORMAT, absPath, written.hash, written.playbook, writeBulletJsons(jsons));
+        layout = yamlLayoutOf(written.bytes, written.header, written.playbook);
+      }
+    } catch (error) {
+      logger.debug(`Could not lay out ${path} for the parse cache: ${error instanceof Error ? error.message : String(error)}`);
+      record = null;
+    }
+    if (record === null) {
+      // Values JSON cannot hold exactly (put() declines them), or a splice without the old cache.
+      if (written.kind === "full") await cache.put(path, written.hash, written.playbook);
+      return;
+    }
+    if (!(await cache.putBytes(path, written.hash, record.bytes)) || layout === null) return;
+    await cache.writeLayout(path, {
+      format: LAYOUT_FORMAT,
+      path: absPath,
+      hash: written.hash,
+      ...layout,
+      cache: { size: record.bytes.length, starts: record.starts, ends: record.ends },
+    } satisfies PlaybookLayout);
   }
 
   /**
@@ -220,19 +293,36 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     return path === null ? null : join(dirname(path), JOURNAL_FILE);
   }
 
-  async function mutatePlaybook<T>(layer: Layer, fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>): Promise<T> {
+  async function mutatePlaybook<T>(
+    layer: Layer,
+    fn: (playbook: Playbook, tx: MutationTx) => T | Promise<T>,
+    scope?: MutationScope,
+  ): Promise<T> {
     const path = playbookPathOf(layer);
     const journalPath = journalPathOf(layer);
     if (path === null || journalPath === null) throw notInRepo();
-    let written: { text: string; playbook: Playbook; hash: string | null } | null = null;
+    let written: Written | null = null;
     const result = await withLock(
       path,
       async () => {
         // A change interrupted by a crash is settled before the next one (journal-intent.ts).
         await settleIntent(path, journalPath, logger);
-        const loaded = await load(path, layer);
-        const playbook = loaded?.playbook ?? createEmptyPlaybook(new Date().toISOString(), layer);
-        const header = loaded ? leadingComments(loaded.bytes.toString("utf8")) : layer === "repo" ? REPO_PLAYBOOK_HEADER : "";
+        const raw = await readRaw(path);
+        const hash = raw === null ? undefined : cacheHashOf(raw.bytes);
+        // A change to named bullets of a file this store wrote (layout recorded for these bytes)
+        // decodes and re-emits only those bullets (playbook-splice.ts); anything else reads it whole.
+        const splice =
+          raw !== null && hash !== undefined && scope?.bulletIds !== undefined ? prepareSplice(path, layer, raw.bytes, hash, scope.bulletIds) : null;
+        let playbook: Playbook;
+        let header: string;
+        if (splice !== null) {
+          playbook = splice.read.playbook;
+          header = splice.read.header;
+        } else {
+          const loaded = raw === null ? null : await decodeRaw(raw, hash, path, layer);
+          playbook = loaded?.playbook ?? createEmptyPlaybook(new Date().toISOString(), layer);
+          header = loaded ? leadingComments(loaded.bytes.toString("utf8")) : layer === "repo" ? REPO_PLAYBOOK_HEADER : "";
+        }
         const queued: JournalEvent[] = [];
         const rewrites: Array<[string, (event: JournalEvent) => JournalEvent]> = [];
         const value = await fn(playbook, {
@@ -241,36 +331,42 @@ export function createYamlStore(options: YamlStoreOptions): Store {
         });
         const checked = validatePlaybookForWrite(playbook, path);
         const events = queued.map((event) => JournalEventSchema.parse(event));
-        const text = header + toYaml(checked);
+        let next: Written;
+        if (splice !== null && raw !== null) {
+          const spliced = spliceScoped(raw.bytes, splice.cacheBytes, splice.layout, splice.read, playbook, checked);
+          if (spliced === null) throw new Error(`Internal error: could not place the changed bullets of ${path} (nothing was written)`);
+          next = { kind: "splice", bytes: spliced.bytes, hash: sha256Hex(spliced.bytes), spliced };
+          logger.debug(`Rewrote ${splice.read.positions.length} bullet(s) of ${path} in place`);
+        } else {
+          const bytes = Buffer.from(header + toYaml(checked), "utf8");
+          next = { kind: "full", bytes, hash: sha256Hex(bytes), playbook: checked, header };
+        }
         if (events.length === 0) {
-          await atomicWriteFile(path, text);
+          await atomicWriteFile(path, next.bytes);
           await rewriteJournalFile(journalPath, rewrites);
-          written = { text, playbook: checked, hash: null };
+          written = next;
           return value;
         }
         // Intent, playbook, journal, all under the playbook's lock (docs/adr/0012-journal-crash-safety.md):
         // a crash at any point leaves an intent that the next writer, reader or doctor settles.
         const intentPath = intentPathFor(journalPath);
-        const after = sha256Hex(text);
-        const before = loaded === null ? null : (loaded.hash ?? sha256Hex(loaded.bytes));
-        await writeIntent(intentPath, { format: INTENT_FORMAT, createdAt: new Date().toISOString(), playbook: path, before, after, events });
+        const before = raw === null ? null : (hash ?? sha256Hex(raw.bytes));
+        await writeIntent(intentPath, { format: INTENT_FORMAT, createdAt: new Date().toISOString(), playbook: path, before, after: next.hash, events });
         crashPoint("yaml:after-intent");
-        await atomicWriteFile(path, text);
+        await atomicWriteFile(path, next.bytes);
         crashPoint("yaml:after-playbook-rename");
         await appendJsonl(journalPath, events, { sync: true });
         crashPoint("yaml:after-journal-append");
         await unlink(intentPath);
         await rewriteJournalFile(journalPath, rewrites);
-        written = { text, playbook: checked, hash: after };
+        written = next;
         return value;
       },
       lockOptions,
     );
     // Prime the parse cache for the next reader, outside the lock (keyed by content, so races only miss).
-    const done = written as { text: string; playbook: Playbook; hash: string | null } | null;
-    if (cache !== null && done !== null && Buffer.byteLength(done.text) >= cacheMinBytes) {
-      await cache.put(path, done.hash ?? sha256Hex(done.text), done.playbook);
-    }
+    const done = written as Written | null;
+    if (done !== null) await recordWritten(path, done);
     return result;
   }
 
