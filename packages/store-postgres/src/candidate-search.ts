@@ -120,7 +120,7 @@ export interface CandidateRow {
 interface TermStats {
   /** Bullets of the layer. */
   rows: number;
-  /** Bullets holding a lexeme, per column weight ('A', 'B', 'C'). */
+  /** Bullets holding a lexeme, per column weight ('A', 'B', 'C') and in any column ('*'). */
   df: Map<string, number>;
 }
 
@@ -133,7 +133,7 @@ async function lexAndStats(sql: Sql, space: string, texts: string[]): Promise<{ 
     text: `WITH input AS (SELECT t, i FROM unnest($2::text[]) WITH ORDINALITY AS u(t, i)),
            lex AS (SELECT i, l.lexeme, l.positions[1] AS p FROM input, unnest(to_tsvector('${TEXT_CONFIG}', t)) AS l),
            words AS (SELECT i, array_agg(lexeme ORDER BY p) AS lexemes, array_agg(p ORDER BY p) AS positions FROM lex GROUP BY i),
-           stats AS (SELECT lexeme, weight::text AS weight, df FROM cm_terms WHERE space = $1 AND lexeme IN (SELECT lexeme FROM lex) AND weight IN ('A', 'B', 'C'))
+           stats AS (SELECT lexeme, weight::text AS weight, df FROM cm_terms WHERE space = $1 AND lexeme IN (SELECT lexeme FROM lex) AND weight IN ('A', 'B', 'C', '*'))
            SELECT 'w' AS kind, i::int AS i, lexemes, positions, NULL::text AS weight, NULL::bigint AS df FROM words
            UNION ALL SELECT 's', NULL, ARRAY[lexeme], NULL, weight, df FROM stats
            UNION ALL SELECT 'n', NULL, NULL, NULL, NULL, (SELECT df FROM cm_terms WHERE space = $1 AND lexeme = '' AND weight = '*')`,
@@ -222,13 +222,28 @@ async function splitCommon(sql: Sql, space: string, terms: Term[], stats: TermSt
   });
   const unsure = terms.flatMap((term, i) => (verdict[i] === null ? [i] : []));
   if (unsure.length > 0) {
-    // Counted through the index, per column, stopping past the cap.
+    // Counted, stopping past the cap: the bullets holding any of the term's one-lexeme phrases
+    // (from the postings index alone) and any of its longer phrases (through the GIN index).
     const values: unknown[] = [space, cap + 1];
+    const param = (value: unknown, type: string): string => {
+      values.push(value);
+      return `$${values.length}::${type}`;
+    };
     // (In any column, one count: a phrase held by more than the cap in all columns together is
     // set aside, where the SQLite store looks at each column's list. Cheaper, rarely different.)
     const selects = unsure.map((i) => {
-      values.push(termQuery(terms[i] as Term));
-      return `SELECT ${i} AS i, (SELECT count(*) FROM (SELECT 1 FROM cm_search WHERE space = $1 AND tsv @@ $${values.length}::tsquery LIMIT $2) AS x) AS n`;
+      const term = terms[i] as Term;
+      const single = [...new Set(term.phrases.filter((p) => p.lexemes.length === 1).map((p) => p.lexemes[0] as string))];
+      const long = term.phrases.filter((p) => p.lexemes.length > 1);
+      const count = (parts: string[]): string => `(SELECT count(*) FROM (SELECT DISTINCT row FROM (${parts.join(" UNION ALL ")}) AS u LIMIT $2) AS x)`;
+      const singles = single.length > 0 ? `SELECT row FROM cm_postings WHERE space = $1 AND lexeme = ANY (${param(single, "text[]")})` : null;
+      const phrases = long.length > 0 ? `SELECT row FROM cm_search WHERE space = $1 AND tsv @@ ${param(termQuery({ phrases: long, weight: 1 }), "tsquery")}` : null;
+      // The longer phrases are matched only when the one-lexeme ones are not already past the cap.
+      const n =
+        singles !== null && phrases !== null
+          ? `CASE WHEN ${count([singles])} >= $2 THEN $2 ELSE ${count([singles, phrases])} END`
+          : count([(singles ?? phrases) as string]);
+      return `SELECT ${i} AS i, ${n} AS n`;
     });
     const counted = await sql.query(selects.join(" UNION ALL "), values);
     for (const r of counted.rows as Array<{ i: number; n: number }>) verdict[r.i] = Number(r.n) > cap;
@@ -240,36 +255,94 @@ async function splitCommon(sql: Sql, space: string, terms: Term[], stats: TermSt
 }
 
 /**
+ * Where each term's matches are read from. A one-lexeme phrase is read from `cm_postings` (schema
+ * migration 3): its index entries hold the row, the columns holding the lexeme and whether the
+ * bullet is active, so no table row is visited. A phrase of several lexemes needs positions: it is
+ * matched through the GIN index of `cm_search`. A term with one source goes straight into the
+ * matches; a term with several (a concept's phrasings) is merged per bullet (columns OR-ed).
+ */
+interface Plan {
+  /** Lexemes, and the (1-based) term of each, of terms that are exactly one lexeme. */
+  direct: { lexemes: string[]; terms: number[] };
+  /** Lexemes (and terms) of the terms merged per bullet. */
+  merged: { lexemes: string[]; terms: number[] };
+  /** GIN branches: the term, its phrases of several lexemes, whether it is merged. */
+  phrases: Array<{ term: number; phrases: Lexed[]; merged: boolean }>;
+}
+
+function planOf(terms: Term[]): Plan {
+  const plan: Plan = { direct: { lexemes: [], terms: [] }, merged: { lexemes: [], terms: [] }, phrases: [] };
+  terms.forEach((term, k) => {
+    const single = [...new Set(term.phrases.filter((p) => p.lexemes.length === 1).map((p) => p.lexemes[0] as string))];
+    const long = term.phrases.filter((p) => p.lexemes.length > 1);
+    const merged = single.length + (long.length > 0 ? 1 : 0) > 1;
+    const into = merged ? plan.merged : plan.direct;
+    for (const lexeme of single) {
+      into.lexemes.push(lexeme);
+      into.terms.push(k + 1);
+    }
+    if (long.length > 0) plan.phrases.push({ term: k + 1, phrases: long, merged });
+  });
+  return plan;
+}
+
+/**
  * Scores the bullets matching `terms` in the server and returns the best `limit` active ones
  * (content/tags matches first), plus the bullets of `ids`, in playbook order; `textMatches` counts
  * the chosen bullets that match in content or tags.
  */
-async function rank(sql: Sql, space: string, terms: Term[], rowCount: number, limit: number, ids: string[]): Promise<{ rows: CandidateRow[]; textMatches: number }> {
-  const values: unknown[] = [space, rowCount, POOL_FACTOR * limit, limit, ids, terms.map((t) => t.weight)];
-  const branches = terms.map((term, k) => {
-    const [q, a, b, c] = [termQuery(term), termQuery(term, "A"), termQuery(term, "B"), termQuery(term, "C")].map((text) => {
-      values.push(text);
-      return `$${values.length}::tsquery`;
-    });
-    return `SELECT row, ${k + 1} AS term, a::int + b::int + c::int AS tf, a OR b AS text, active, len, pos FROM (
-              SELECT row, tsv @@ ${a} AS a, tsv @@ ${b} AS b, tsv @@ ${c} AS c, active, len, pos
-              FROM cm_search WHERE space = $1 AND tsv @@ ${q} OFFSET 0) AS m`;
-  });
-  const matched =
-    branches.length === 0
-      ? "SELECT NULL::bigint AS row, 0 AS term, 0 AS tf, false AS text, false AS active, 0 AS len, 0::bigint AS pos WHERE false"
-      : branches.join("\n UNION ALL ");
+async function rank(sql: Sql, space: string, terms: Term[], stats: TermStats, limit: number, ids: string[]): Promise<{ rows: CandidateRow[]; textMatches: number }> {
+  const plan = planOf(terms);
+  // How many bullets hold a one-lexeme term is known from the term statistics (the '*' count);
+  // the others' are counted from their matches.
+  const direct = new Set(plan.direct.terms);
+  const known = terms.map((term, k) => (direct.has(k + 1) ? (stats.df.get(`${(term.phrases[0] as Lexed).lexemes[0]}\u0000*`) ?? 0) : null));
+  const values: unknown[] = [space, stats.rows, POOL_FACTOR * limit, limit, ids, terms.map((t) => t.weight), known];
+  const param = (value: unknown, type: string): string => {
+    values.push(value);
+    return `$${values.length}::${type}`;
+  };
+  // Matches as (row, term, cols, active); cols: 1 content, 2 tags, 4 category.
+  const phraseBranch = (p: Plan["phrases"][number]): string => {
+    const term: Term = { phrases: p.phrases, weight: 1 };
+    const [q, a, b, c] = [termQuery(term), termQuery(term, "A"), termQuery(term, "B"), termQuery(term, "C")].map((text) => param(text, "tsquery"));
+    return `SELECT row, ${p.term} AS term, ((tsv @@ ${a})::int + 2 * (tsv @@ ${b})::int + 4 * (tsv @@ ${c})::int)::smallint AS cols, active
+            FROM cm_search WHERE space = $1 AND tsv @@ ${q}`;
+  };
+  const postings = (list: Plan["direct"]): string =>
+    `SELECT p.row, u.term, p.cols, p.active FROM unnest(${param(list.lexemes, "text[]")}, ${param(list.terms, "int[]")}) AS u(lexeme, term)
+     JOIN cm_postings p ON p.space = $1 AND p.lexeme = u.lexeme`;
+  const others: string[] = [];
+  for (const p of plan.phrases) if (!p.merged) others.push(phraseBranch(p));
+  const mergedParts: string[] = [];
+  if (plan.merged.lexemes.length > 0) mergedParts.push(postings(plan.merged));
+  for (const p of plan.phrases) if (p.merged) mergedParts.push(phraseBranch(p));
+  if (mergedParts.length > 0) {
+    others.push(`SELECT row, term, bit_or(cols)::smallint AS cols, bool_or(active) AS active FROM (${mergedParts.join("\n UNION ALL ")}) AS g GROUP BY row, term`);
+  }
+  const hits: string[] = [];
+  if (plan.direct.lexemes.length > 0) hits.push(postings(plan.direct));
+  if (others.length > 0) hits.push("SELECT row, term, cols, active FROM other");
+  if (hits.length === 0) hits.push("SELECT NULL::bigint AS row, 0 AS term, 0::smallint AS cols, false AS active WHERE false");
   const result = await sql.query({
-    text: `WITH hits AS MATERIALIZED (${matched}),
-           df AS (SELECT term, count(*) AS n FROM hits GROUP BY term),
-           weights AS (SELECT w, k::int AS term FROM unnest($6::float8[]) WITH ORDINALITY AS u(w, k)),
-           scored AS (
-             SELECT h.row, sum(weights.w * greatest(1e-6, ln(($2::float8 - df.n + 0.5) / (df.n + 0.5))) * h.tf * 2.2 / (h.tf + 1.2)) AS score,
-                    bool_or(h.text) AS text, max(h.len) AS len, max(h.pos) AS pos
-             FROM hits h JOIN df USING (term) JOIN weights USING (term)
-             WHERE h.active GROUP BY h.row
+    text: `WITH ${others.length > 0 ? `other AS MATERIALIZED (${others.join("\n UNION ALL ")}), counted AS (SELECT term, count(*) AS n FROM other GROUP BY term),` : ""}
+           hits AS (${hits.join("\n UNION ALL ")}),
+           idf AS MATERIALIZED (
+             SELECT term, w * greatest(1e-6, ln(($2::float8 - x.df + 0.5) / (x.df + 0.5))) AS f
+             FROM (SELECT k::int AS term, w, d FROM unnest($6::float8[], $7::float8[]) WITH ORDINALITY AS u(w, d, k)) AS t${others.length > 0 ? " LEFT JOIN counted USING (term)" : ""},
+                  LATERAL (SELECT coalesce(d, ${others.length > 0 ? "counted.n" : "NULL"}) AS df) AS x
+             WHERE x.df IS NOT NULL
            ),
-           pool AS (SELECT * FROM scored ORDER BY text DESC, score DESC, row LIMIT $3),
+           scored AS (
+             SELECT h.row, sum(idf.f * h.tf * 2.2 / (h.tf + 1.2)) AS score, bool_or(h.text) AS text
+             FROM (SELECT row, term, (cols & 1) + ((cols >> 1) & 1) + ((cols >> 2) & 1) AS tf, cols & 3 <> 0 AS text FROM hits WHERE active) AS h
+             JOIN idf USING (term)
+             GROUP BY h.row
+           ),
+           pool AS (
+             SELECT t.row, t.score, t.text, s.len, s.pos
+             FROM (SELECT * FROM scored ORDER BY text DESC, score DESC, row LIMIT $3) AS t JOIN cm_search s USING (row)
+           ),
            chosen AS (
              SELECT row, text FROM pool
              ORDER BY text DESC, score / sqrt(0.25 + 0.75 * len / greatest(avg(len) OVER (), 1)) DESC, pos, row LIMIT $4
@@ -298,18 +371,18 @@ export async function searchCandidates(sql: Sql, space: string, query: Candidate
   const ids = (query.ids ?? []).map((id) => (id.includes("\u0000") ? id.replaceAll("\u0000", "\uFFFD") : id));
   const words = queryWords(query.terms);
   const texts = textsOf(query, words);
-  if (limit === 0 || texts.length === 0) return (await rank(sql, space, [], 0, 0, ids)).rows;
+  if (limit === 0 || texts.length === 0) return (await rank(sql, space, [], { rows: 0, df: new Map() }, 0, ids)).rows;
   // One short query: parallel workers cost more to start than they save, and compete with the
   // client on small machines.
   await sql.query("SET LOCAL max_parallel_workers_per_gather = 0");
   const { lexed, stats } = await lexAndStats(sql, space, texts);
   const terms = termsOf(query, lexed, words);
-  if (terms.length === 0 || stats.rows === 0) return (await rank(sql, space, [], 0, 0, ids)).rows;
+  if (terms.length === 0 || stats.rows === 0) return (await rank(sql, space, [], { rows: 0, df: new Map() }, 0, ids)).rows;
   const { selective, common } = await splitCommon(sql, space, terms, stats);
   if (selective.length > 0) {
-    const first = await rank(sql, space, selective, stats.rows, limit, ids);
+    const first = await rank(sql, space, selective, stats, limit, ids);
     if (first.textMatches >= limit || common.length === 0) return first.rows;
   }
   // Too few bullets hold the rarer terms: let the common ones in too.
-  return (await rank(sql, space, terms, stats.rows, limit, ids)).rows;
+  return (await rank(sql, space, terms, stats, limit, ids)).rows;
 }

@@ -64,6 +64,20 @@ describe("candidate search", () => {
             [space],
           )
         ).rows,
+        // The postings (migration 3): one row per bullet and lexeme, its columns and active state.
+        ...(
+          await c.query(
+            `WITH truth AS (
+               SELECT b.space, p.lexeme, b.row, p.cols, b.state <> 'retired' AND b.maturity <> 'deprecated' AND NOT b.deprecated AS active
+               FROM cm_bullets b, cm_postings_of(b.tsv) p WHERE b.space = $1
+             )
+             SELECT coalesce(t.lexeme, s.lexeme) AS lexeme, coalesce(t.row, s.row) AS row, t.cols AS expected_cols, s.cols AS stored_cols,
+                    t.active AS expected_active, s.active AS stored_active
+             FROM truth t FULL JOIN (SELECT * FROM cm_postings WHERE space = $1) s USING (space, lexeme, row)
+             WHERE t.cols IS DISTINCT FROM s.cols OR t.active IS DISTINCT FROM s.active`,
+            [space],
+          )
+        ).rows,
       ]);
     await store.mutatePlaybook("global", (pb) => {
       for (let i = 0; i < 30; i += 1) pb.bullets.push(createTestBullet({ id: `b-${i}`, content: `Rule ${i} about deploys and caching layer ${i % 3}`, tags: i % 2 ? ["deploy"] : [] }));
@@ -76,6 +90,12 @@ describe("candidate search", () => {
       (pb.bullets[1] as { state: string }).state = "retired";
     });
     expect(await drift()).toEqual([]);
+    // Only the active state changes (text and layer unchanged): the postings are updated in place.
+    await store.mutatePlaybook("global", (pb) => {
+      (pb.bullets[1] as { state: string }).state = "active";
+      (pb.bullets[2] as { deprecated: boolean }).deprecated = true;
+    });
+    expect(await drift()).toEqual([]);
     // A scoped change (what cm mark does) counts as one change and keeps everything equal.
     const before = await store.changeCounter("global");
     await store.mutatePlaybook("global", (pb) => void ((pb.bullets[0] as { helpfulCount: number }).helpfulCount += 1), { bulletIds: ["b-7"] });
@@ -86,6 +106,49 @@ describe("candidate search", () => {
     await store.dropSpace(space);
     expect(await withSql(async (c) => (await c.query("SELECT count(*)::int AS n FROM cm_terms WHERE space = $1", [space])).rows[0]?.n)).toBe(0);
     expect(await withSql(async (c) => (await c.query("SELECT count(*)::int AS n FROM cm_search WHERE space = $1", [space])).rows[0]?.n)).toBe(0);
+    expect(await withSql(async (c) => (await c.query("SELECT count(*)::int AS n FROM cm_postings WHERE space = $1", [space])).rows[0]?.n)).toBe(0);
+  });
+
+  it("migration 3 fills the postings from a version-2 database's bullets, and later writes keep them", async () => {
+    const result = await withSql(async (c) => {
+      await c.query("DROP SCHEMA IF EXISTS cm_v2_upgrade CASCADE");
+      await c.query("CREATE SCHEMA cm_v2_upgrade");
+      await c.query("SET search_path = cm_v2_upgrade");
+      try {
+        await c.query((MIGRATIONS[0] as { sql: string }).sql);
+        await c.query((MIGRATIONS[1] as { sql: string }).sql);
+        await c.query(
+          `INSERT INTO cm_bullets (space, pos, id, category, content, tags, state, maturity, deprecated, updated_at, content_hash, body) VALUES
+           ('s', 1, 'a', 'deploy', 'Deploy the canary first', 'deploy', 'active', 'established', false, 'x', 'h', '{}'),
+           ('s', 2, 'b', 'ops', 'Deploy on Fridays only with a rollback plan', '', 'retired', 'candidate', false, 'x', 'h', '{}')`,
+        );
+        await c.query((MIGRATIONS[2] as { sql: string }).sql);
+        const postings = async (): Promise<unknown[]> =>
+          (await c.query("SELECT b.id, p.cols, p.active FROM cm_postings p JOIN cm_bullets b USING (row) WHERE p.lexeme = 'deploy' ORDER BY b.id")).rows;
+        const filled = await postings();
+        await c.query("UPDATE cm_bullets SET content = 'Deploy on Mondays', state = 'active' WHERE id = 'b'");
+        await c.query("UPDATE cm_bullets SET maturity = 'deprecated' WHERE id = 'a'");
+        const updated = await postings();
+        await c.query("DELETE FROM cm_bullets WHERE id = 'a'");
+        const deleted = await postings();
+        const total = (await c.query("SELECT count(*)::int AS n FROM cm_postings")).rows[0]?.n;
+        const expected = (await c.query("SELECT count(*)::int AS n FROM cm_bullets b, cm_postings_of(b.tsv) p")).rows[0]?.n;
+        return { filled, updated, deleted, total, expected };
+      } finally {
+        await c.query("DROP SCHEMA cm_v2_upgrade CASCADE");
+      }
+    });
+    // cols: 1 content, 2 tags, 4 category.
+    expect(result.filled).toEqual([
+      { id: "a", cols: 7, active: true },
+      { id: "b", cols: 1, active: false },
+    ]);
+    expect(result.updated).toEqual([
+      { id: "a", cols: 7, active: false },
+      { id: "b", cols: 1, active: true },
+    ]);
+    expect(result.deleted).toEqual([{ id: "b", cols: 1, active: true }]);
+    expect(result.total).toBe(result.expected);
   });
 
   it("migration 2 fills the search table and the term counts from a version-1 database's bullets", async () => {
