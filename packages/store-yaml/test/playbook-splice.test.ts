@@ -3,9 +3,11 @@
 // store with the parse cache (which records layouts and splices) and one without it (which always
 // re-emits the whole playbook, the reference). The files must stay byte for byte equal, and the
 // parse cache must hold the playbook that the new text decodes to.
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Bullet, JournalEvent, MutationScope, MutationTx, Playbook, Store } from "@cass-memory/core";
 import { createTestBullet } from "@cass-memory/core/testing";
 import { stringify } from "yaml";
@@ -336,6 +338,45 @@ describe("concurrent scoped writers", () => {
     expect(count("b-splice-2") - base("b-splice-2")).toBe(2);
     expect(count("b-splice-39") - base("b-splice-39")).toBe(1);
     expect(await open().readPlaybook("global")).toEqual(decoded);
+  });
+});
+
+describe("concurrent scoped writers in separate processes (built dist)", () => {
+  const WORKER = fileURLToPath(new URL("./fixtures/splice-worker.mjs", import.meta.url));
+  const runWorker = (args: string[]): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [WORKER, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (chunk: Buffer) => void (out += chunk.toString()));
+      child.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()));
+      child.on("error", reject);
+      child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`worker exited ${code}: ${err}`))));
+    });
+
+  it("splice, and no mark is lost, with the default parse cache settings", { timeout: 120_000 }, async () => {
+    const globalDir = join(dir, "procs", ".cass-memory");
+    await mkdir(globalDir, { recursive: true });
+    const initial = playbookOf(variedBullets(120));
+    await writeFile(join(globalDir, "playbook.yaml"), toYaml(initial));
+    expect((await readFile(join(globalDir, "playbook.yaml"))).length).toBeGreaterThan(32 * 1024);
+    const ids = ["b-splice-7", "b-splice-64", "b-splice-119"];
+    const counts = await Promise.all(Array.from({ length: 6 }, (_, p) => runWorker([globalDir, String(p), "8", ...ids])));
+    const text = await readFile(join(globalDir, "playbook.yaml"), "utf8");
+    const decoded = decodePlaybook(text, "check.yaml");
+    expect(toYaml(decoded)).toBe(text);
+    // 8 marks per process over 3 ids: 3, 3 and 2 each.
+    ids.forEach((id, k) => {
+      const added = decoded.bullets.find((b) => b.id === id)!.feedbackEvents.length - initial.bullets.find((b) => b.id === id)!.feedbackEvents.length;
+      expect(added).toBe(6 * [3, 3, 2][k]!);
+    });
+    // Every mark but the first writes in place (each reads the layout its predecessor recorded,
+    // unless that predecessor had not recorded it yet when the lock passed on).
+    expect(counts.reduce((sum, c) => sum + Number(c), 0)).toBeGreaterThan(0);
+    const others = decoded.bullets.filter((b) => !ids.includes(b.id));
+    expect(others).toEqual(decodePlaybook(toYaml(initial), "initial.yaml").bullets.filter((b) => !ids.includes(b.id)));
+    const store = createYamlStore({ globalDir, repoDir: null, logger: testLogger() });
+    expect(await store.readPlaybook("global")).toEqual(decoded);
   });
 });
 
