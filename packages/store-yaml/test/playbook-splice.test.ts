@@ -380,6 +380,63 @@ describe("concurrent scoped writers in separate processes (built dist)", () => {
   });
 });
 
+describe("a writer killed during a spliced write (journal intent)", () => {
+  const WORKER = fileURLToPath(new URL("./fixtures/splice-crash-worker.mjs", import.meta.url));
+  const killedRun = (args: string[], point: string): Promise<NodeJS.Signals | null> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [WORKER, ...args], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, CM_TEST_CRASH_AT: point } });
+      let err = "";
+      child.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()));
+      child.on("error", reject);
+      child.on("exit", (code, signal) => (signal !== null ? resolve(signal) : reject(new Error(`worker exited ${code} without being killed: ${err}`))));
+    });
+
+  it("leaves the old or the new file, settled into the journal by the next writer, which still splices later", { timeout: 120_000 }, async () => {
+    const globalDir = join(dir, "crash", ".cass-memory");
+    await mkdir(globalDir, { recursive: true });
+    const playbookFile = join(globalDir, "playbook.yaml");
+    await writeFile(playbookFile, toYaml(playbookOf(variedBullets(120))));
+    const log = testLogger();
+    const open = () => createYamlStore({ globalDir, repoDir: null, logger: log });
+    const splicedSince = (from: number) => log.lines.slice(from).some((line) => line.message.includes("in place"));
+    await open().mutatePlaybook("global", markFn("b-splice-1"), markScope("b-splice-1"));
+    const id = "b-splice-50";
+    let n = 0;
+    for (const { point, landed } of [
+      { point: "yaml:after-intent", landed: false },
+      { point: "yaml:after-playbook-rename", landed: true },
+      { point: "yaml:after-journal-append", landed: true },
+    ]) {
+      // The file as the store last left it (layout recorded): the killed writer takes the splice path.
+      let from = log.lines.length;
+      await open().mutatePlaybook("global", markFn("b-splice-2", `2026-02-0${++n}T00:00:00.000Z`), markScope("b-splice-2"));
+      expect(splicedSince(from)).toBe(true);
+      const eventId = `ev-crash-${n}`;
+      expect(await killedRun([globalDir, id, eventId], point)).toBe("SIGKILL");
+      const onDisk = decodePlaybook(await readFile(playbookFile, "utf8"), "check.yaml");
+      const hasMark = (pb: Playbook) => pb.bullets.find((b) => b.id === id)!.feedbackEvents.some((e) => e.context === eventId);
+      expect(hasMark(onDisk)).toBe(landed);
+      // Reads see the change and its event alike; the next writer settles the intent.
+      const reader = open();
+      expect(hasMark((await reader.readPlaybook("global"))!)).toBe(landed);
+      expect((await reader.readJournal("global")).some((e) => e.id === eventId)).toBe(landed);
+      from = log.lines.length;
+      await open().mutatePlaybook("global", markFn("b-splice-3", `2026-02-0${n}T01:00:00.000Z`), markScope("b-splice-3"));
+      const journalText = await readFile(join(globalDir, "events.jsonl"), "utf8").catch(() => "");
+      const journal = journalText.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { id: string });
+      expect(journal.filter((e) => e.id === eventId)).toHaveLength(landed ? 1 : 0);
+      expect((await readdir(globalDir)).filter((name) => name.includes("intent"))).toEqual([]);
+      const text = await readFile(playbookFile, "utf8");
+      const decoded = decodePlaybook(text, "check.yaml");
+      expect(toYaml(decoded)).toBe(text);
+      expect(hasMark(decoded)).toBe(landed);
+      expect(await open().readPlaybook("global")).toEqual(decoded);
+      // After a landed kill the recorded layout is the old file's: that write was a full one.
+      expect(splicedSince(from)).toBe(!landed);
+    }
+  });
+});
+
 describe("emitter pieces", () => {
   it("a playbook's text is its head before `bullets:`, each bullet's item text, and the head after", () => {
     for (const pb of [playbookOf(variedBullets(40)), playbookOf(variedBullets(5), { zz: [1, { a: "b" }], "quoted key": "v" })]) {
