@@ -3,6 +3,7 @@ import {
   DeltaSchema,
   createDeterministicComponents,
   formatZodIssues,
+  lazyValue,
   type Clock,
   type Config,
   type CostLedger,
@@ -104,7 +105,8 @@ export async function resolveLlmStatus(wiring: Pick<LearningWiring, "config" | "
   };
 }
 
-const StubsSchema = z.array(z.looseObject({ deltas: z.array(z.unknown()).default([]) }));
+// Built on first use (issue 18: no zod schema is constructed while the CLI loads).
+const stubsSchema = lazyValue(() => z.array(z.looseObject({ deltas: z.array(z.unknown()).default([]) })));
 
 /** `CM_REFLECTOR_STUBS='[{"deltas":[…]}, …]'`; null when unset. Invalid JSON is a configuration error. */
 export function parseReflectorStubs(raw: string | undefined): Delta[] | null {
@@ -118,7 +120,7 @@ export function parseReflectorStubs(raw: string | undefined): Delta[] | null {
       cause: error,
     });
   }
-  const parsed = StubsSchema.safeParse(value);
+  const parsed = stubsSchema().safeParse(value);
   if (!parsed.success) {
     throw new AppError("CONFIG_INVALID", `CM_REFLECTOR_STUBS: ${formatZodIssues(parsed.error)}`, {
       hint: `Expected an array of {"deltas": [...]} objects.`,

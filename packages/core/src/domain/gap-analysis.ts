@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { isActiveBullet } from "./bullet-state.js";
 import type { Bullet } from "../schemas/playbook.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * Playbook gap analysis (reference §5.11): how many active rules each of the ten standard
@@ -178,20 +179,20 @@ export const CATEGORY_KEYWORDS: Readonly<Record<RuleCategory, readonly string[]>
 export const CATEGORY_STATUSES = ["critical", "underrepresented", "adequate", "well-covered"] as const;
 export type CategoryStatus = (typeof CATEGORY_STATUSES)[number];
 
-export const CategoryAnalysisSchema = z.object({
+export const CategoryAnalysisSchema = lazySchema(() => z.object({
   count: z.number().int().min(0),
   status: z.enum(CATEGORY_STATUSES),
   percentage: z.number(),
-});
+}));
 export type CategoryAnalysis = z.output<typeof CategoryAnalysisSchema>;
 
-export const PlaybookGapAnalysisSchema = z.object({
+export const PlaybookGapAnalysisSchema = lazySchema(() => z.object({
   totalRules: z.number().int().min(0),
   byCategory: z.record(z.string(), CategoryAnalysisSchema),
   gaps: z.object({ critical: z.array(z.string()), underrepresented: z.array(z.string()) }),
   wellCovered: z.array(z.string()),
   suggestions: z.string(),
-});
+}));
 export type PlaybookGapAnalysis = z.output<typeof PlaybookGapAnalysisSchema>;
 
 /** 0 rules → critical, 1–2 → underrepresented, 3–10 → adequate, more → well-covered. */

@@ -5,6 +5,7 @@ import { loadTranscript } from "../learning/session.js";
 import { defineOperation } from "../operation.js";
 import { isActiveBullet } from "../schemas/playbook.js";
 import { loadMergedPlaybook, requirePositiveInt } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm audit` (reference §1.5.16): asks the LLM auditor which active rules recent sessions violated.
@@ -15,22 +16,22 @@ import { loadMergedPlaybook, requirePositiveInt } from "./shared.js";
 export const AUDIT_CONCURRENCY = 3;
 export const DEFAULT_AUDIT_SESSIONS = 20;
 
-export const AuditInputSchema = z.object({
+export const AuditInputSchema = lazySchema(() => z.object({
   days: z.number().optional(),
   /** At most this many sessions (newest first) are audited; bounds the LLM spend. */
   limit: z.number().optional(),
-});
+}));
 
-const ViolationSchema = z.looseObject({
+const ViolationSchema = lazySchema(() => z.looseObject({
   bulletId: z.string(),
   bulletContent: z.string(),
   sessionPath: z.string(),
   evidence: z.string(),
   severity: z.enum(["high", "medium", "low"]),
   timestamp: z.string(),
-});
+}));
 
-export const AuditResultSchema = z.looseObject({
+export const AuditResultSchema = lazySchema(() => z.looseObject({
   violations: z.array(ViolationSchema),
   stats: z.looseObject({
     sessionsScanned: z.number(),
@@ -40,7 +41,7 @@ export const AuditResultSchema = z.looseObject({
   }),
   scannedAt: z.string(),
   errors: z.array(z.string()),
-});
+}));
 export type AuditResult = z.output<typeof AuditResultSchema>;
 
 export const auditOperation = defineOperation({

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { ContextResult } from "./context.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * The token-lean views of a `cm context` result, shared by the CLI (`--compact`) and the MCP
@@ -18,7 +19,7 @@ const DEFAULT_KIND = "stack_pattern";
 const DEFAULT_MATURITY = "candidate";
 
 /** A rule as an agent acts on it: no feedback history, timestamps, provenance or reasoning. */
-export const CompactRuleSchema = z.object({
+export const CompactRuleSchema = lazySchema(() => z.object({
   id: z.string(),
   content: z.string(),
   category: z.string(),
@@ -33,37 +34,37 @@ export const CompactRuleSchema = z.object({
   lastHelpful: z.string().optional(),
   /** Why the rule's verification check failed, when it did. */
   stale: z.string().optional(),
-});
+}));
 export type CompactRule = z.output<typeof CompactRuleSchema>;
 
-export const CompactSnippetSchema = z.object({
+export const CompactSnippetSchema = lazySchema(() => z.object({
   /** `<session file>:<line>`. */
   path: z.string(),
   agent: z.string(),
   snippet: z.string(),
-});
+}));
 export type CompactSnippet = z.output<typeof CompactSnippetSchema>;
 
-export const CompactDegradedSchema = z.object({
+export const CompactDegradedSchema = lazySchema(() => z.object({
   reason: z.enum(["NOT_FOUND", "INDEX_MISSING", "FTS_TABLE_MISSING", "TIMEOUT", "OTHER"]),
   /** The first suggested fix. */
   fix: z.string().optional(),
   /** The folders the native readers looked in (only with `verbose`). */
   searched: z.array(z.string()).optional(),
-});
+}));
 
 /** What `maxTokens` left out: counts per list (the ids are not part of the result). */
-export const TrimmedSchema = z.object({
+export const TrimmedSchema = lazySchema(() => z.object({
   maxTokens: z.number(),
   /** Tokens of the result as measured by the front end (≈ characters ÷ 4 of what it prints). */
   estimatedTokens: z.number(),
   relevantBullets: z.number(),
   antiPatterns: z.number(),
   historySnippets: z.number(),
-});
+}));
 export type Trimmed = z.output<typeof TrimmedSchema>;
 
-export const CompactContextSchema = z.object({
+export const CompactContextSchema = lazySchema(() => z.object({
   task: z.string(),
   relevantBullets: z.array(CompactRuleSchema),
   antiPatterns: z.array(CompactRuleSchema),
@@ -78,7 +79,7 @@ export const CompactContextSchema = z.object({
   semanticError: z.string().optional(),
   traumaWarning: z.object({ pattern: z.string(), reason: z.string(), reference: z.string() }).optional(),
   trimmed: TrimmedSchema.optional(),
-});
+}));
 export type CompactContext = z.output<typeof CompactContextSchema>;
 
 export interface CompactOptions {

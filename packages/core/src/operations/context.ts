@@ -22,11 +22,12 @@ import { requireNonEmpty, requirePositiveInt } from "./shared.js";
 import { fitContextToBudget, measureJson, TrimmedSchema, type TrimmedIds } from "./context-view.js";
 import { formatZodIssues } from "../operation.js";
 import { requireWithinLimit } from "../domain/input-limits.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 export const CONTEXT_HISTORY_TIMEOUT_MS = 8_000;
 export const SNIPPET_MAX_CHARS = 300;
 
-export const ContextInputSchema = z.object({
+export const ContextInputSchema = lazySchema(() => z.object({
   task: z.string(),
   /** Absolute, canonical workspace path (the front end resolves `~`, relative paths and symlinks). */
   workspace: z.string().optional(),
@@ -46,10 +47,10 @@ export const ContextInputSchema = z.object({
   minScore: z.number().optional(),
   /** Trim the result to about this many tokens (≈ 4 characters each), lowest ranked first. */
   maxTokens: z.number().optional(),
-});
+}));
 export type ContextInput = z.input<typeof ContextInputSchema>;
 
-export const ScoredBulletSchema = z.looseObject({
+export const ScoredBulletSchema = lazySchema(() => z.looseObject({
   id: z.string(),
   content: z.string(),
   category: z.string(),
@@ -60,9 +61,9 @@ export const ScoredBulletSchema = z.looseObject({
   reasoning: z.string(),
   /** Present when the rule's verification check failed against the workspace. */
   stale: z.object({ reason: z.string(), checkedAt: z.string() }).optional(),
-});
+}));
 
-export const HistorySnippetSchema = z.looseObject({
+export const HistorySnippetSchema = lazySchema(() => z.looseObject({
   source_path: z.string(),
   line_number: z.number(),
   agent: z.string(),
@@ -70,19 +71,19 @@ export const HistorySnippetSchema = z.looseObject({
   origin: z.looseObject({ kind: z.enum(["local", "remote"]), host: z.string().optional() }),
   sessionPath: z.string(),
   timestamp: z.string().optional(),
-});
+}));
 
-export const DegradedSchema = z.object({
+export const DegradedSchema = lazySchema(() => z.object({
   available: z.literal(false),
   reason: z.enum(["NOT_FOUND", "INDEX_MISSING", "FTS_TABLE_MISSING", "TIMEOUT", "OTHER"]),
   message: z.string(),
   suggestedFix: z.array(z.string()).optional(),
   /** The source that answered in its place (e.g. `native` while cass failed). */
   answeredBy: z.string().optional(),
-});
+}));
 
 /** History that matched but lies before the lookback window (present only when the window held none). */
-export const OlderHistorySchema = z.object({
+export const OlderHistorySchema = lazySchema(() => z.object({
   /** Sessions with matching history older than the window. */
   sessions: z.number(),
   /** The window that was searched (days). */
@@ -90,10 +91,10 @@ export const OlderHistorySchema = z.object({
   /** The flag that includes them, e.g. `--days 365`. */
   flag: z.string(),
   message: z.string(),
-});
+}));
 export type OlderHistory = z.output<typeof OlderHistorySchema>;
 
-export const ContextResultSchema = z.object({
+export const ContextResultSchema = lazySchema(() => z.object({
   task: z.string(),
   relevantBullets: z.array(ScoredBulletSchema),
   antiPatterns: z.array(ScoredBulletSchema),
@@ -108,7 +109,7 @@ export const ContextResultSchema = z.object({
   traumaWarning: z.object({ pattern: z.string(), reason: z.string(), reference: z.string() }).optional(),
   /** Present when `maxTokens` made the result smaller: how many of each list were left out. */
   trimmed: TrimmedSchema.optional(),
-});
+}));
 export type ContextResult = z.output<typeof ContextResultSchema>;
 export type HistorySnippet = z.output<typeof HistorySnippetSchema>;
 

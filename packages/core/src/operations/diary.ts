@@ -6,13 +6,14 @@ import { defineOperation } from "../operation.js";
 import { DiaryEntrySchema } from "../schemas/records.js";
 import { normalizeSessionPath } from "./onboard-records.js";
 import { requirePositiveInt } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm diary <session>`: the working-memory layer on its own — summarise one session into a diary
  * entry (LLM or deterministic writer) and save it; `--list` shows saved entries, newest first.
  */
 
-export const DiaryInputSchema = z.object({
+export const DiaryInputSchema = lazySchema(() => z.object({
   /** Absolute session path (front ends resolve relative ones). */
   session: z.string().optional(),
   /** List saved entries instead of writing one. */
@@ -20,9 +21,9 @@ export const DiaryInputSchema = z.object({
   limit: z.number().optional(),
   /** Write nothing; only show the entry. */
   dryRun: z.boolean().optional(),
-});
+}));
 
-export const DiaryResultSchema = z.looseObject({
+export const DiaryResultSchema = lazySchema(() => z.looseObject({
   entry: DiaryEntrySchema.optional(),
   /** Where the entry was saved (absent on a dry run). */
   path: z.string().optional(),
@@ -30,7 +31,7 @@ export const DiaryResultSchema = z.looseObject({
   /** What answered: "llm", or "deterministic" (no LLM, or the LLM failed and the fallback wrote it). */
   mode: z.enum(["llm", "mixed", "deterministic"]).optional(),
   fallbacks: z.array(z.object({ component: z.string(), reason: z.string(), code: z.string().optional() })).optional(),
-});
+}));
 export type DiaryResult = z.output<typeof DiaryResultSchema>;
 
 export const diaryOperation = defineOperation({

@@ -10,6 +10,7 @@ import type { EpisodicHealth, FixResult, FixableIssue, HealthCheck, HealthStatus
 import { ConfigSchema, type LlmProvider } from "../schemas/config.js";
 import { TraumaEntrySchema } from "../schemas/records.js";
 import { loadMergedPlaybook } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm doctor` / `cm dr` (reference §1.5.13): one health report over every part of the system.
@@ -19,7 +20,7 @@ import { loadMergedPlaybook } from "./shared.js";
  * re-checks. Health is reported in the data, never through an error: doctor itself always succeeds.
  */
 
-export const DoctorInputSchema = z.object({
+export const DoctorInputSchema = lazySchema(() => z.object({
   /** Apply the planned fixes (only when something is wrong). */
   fix: z.boolean().optional(),
   /** Plan only: report what `fix` would do and write nothing. */
@@ -30,46 +31,46 @@ export const DoctorInputSchema = z.object({
   interactive: z.boolean().optional(),
   /** Also run the self-test (`--self-test` / `--full`). */
   selfTest: z.boolean().optional(),
-});
+}));
 export type DoctorInput = z.input<typeof DoctorInputSchema>;
 
-const StatusSchema = z.enum(["pass", "warn", "fail"]);
-export const DoctorCheckSchema = z.object({
+const StatusSchema = lazySchema(() => z.enum(["pass", "warn", "fail"]));
+export const DoctorCheckSchema = lazySchema(() => z.object({
   category: z.string(),
   item: z.string(),
   status: StatusSchema,
   message: z.string(),
   details: z.unknown().optional(),
-});
-export const DoctorFixableIssueSchema = z.object({
+}));
+export const DoctorFixableIssueSchema = lazySchema(() => z.object({
   id: z.string(),
   description: z.string(),
   category: z.string(),
   severity: z.enum(["warn", "fail"]),
   safety: z.enum(["safe", "cautious", "manual"]),
   howToFix: z.array(z.string()).optional(),
-});
-export const RecommendedActionSchema = z.object({
+}));
+export const RecommendedActionSchema = lazySchema(() => z.object({
   label: z.string(),
   command: z.string().optional(),
   reason: z.string(),
   urgency: z.enum(["high", "medium", "low"]),
-});
-export const FixPlanSchema = z.object({
+}));
+export const FixPlanSchema = lazySchema(() => z.object({
   enabled: z.boolean(),
   dryRun: z.boolean(),
   interactive: z.boolean(),
   force: z.boolean(),
   wouldApply: z.array(z.string()),
   wouldSkip: z.array(z.object({ id: z.string(), reason: z.string() })),
-});
-export const DoctorFixResultSchema = z.object({
+}));
+export const DoctorFixResultSchema = lazySchema(() => z.object({
   id: z.string(),
   success: z.boolean(),
   message: z.string(),
   backups: z.array(z.string()).optional(),
-});
-export const DoctorResultSchema = z.object({
+}));
+export const DoctorResultSchema = lazySchema(() => z.object({
   version: z.string(),
   generatedAt: z.string(),
   overallStatus: z.enum(["healthy", "degraded", "unhealthy"]),
@@ -79,7 +80,7 @@ export const DoctorResultSchema = z.object({
   fixPlan: FixPlanSchema.optional(),
   fixResults: z.array(DoctorFixResultSchema).optional(),
   selfTest: z.array(DoctorCheckSchema).optional(),
-});
+}));
 export type DoctorResult = z.output<typeof DoctorResultSchema>;
 export type DoctorCheck = z.output<typeof DoctorCheckSchema>;
 export type DoctorFixableIssue = z.output<typeof DoctorFixableIssueSchema>;

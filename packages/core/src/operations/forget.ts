@@ -4,19 +4,20 @@ import { deprecateBullet, newBullet } from "../domain/curator.js";
 import { defineOperation } from "../operation.js";
 import { refuseSecrets } from "./secret-guard.js";
 import { locateBullet, mutatePlaybookJournaled, requireBulletIndex, requireNonEmpty } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const ForgetInputSchema = z.object({
+export const ForgetInputSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   reason: z.string().optional(),
   invert: z.boolean().optional(),
-});
+}));
 
-export const ForgetResultSchema = z.object({
+export const ForgetResultSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   action: z.literal("forgotten"),
   inverted: z.boolean(),
   antiPatternId: z.string().optional(),
-});
+}));
 export type ForgetResult = z.output<typeof ForgetResultSchema>;
 
 /** Source session recorded on the anti-pattern `forget --invert` creates (reference §1.5.15). */

@@ -4,12 +4,13 @@ import { defineOperation } from "../operation.js";
 import type { Layer } from "../ports.js";
 import { JournalEventSchema, type JournalEvent } from "../schemas/records.js";
 import { locateBullet, requireNonEmpty } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const HistoryInputSchema = z.object({
+export const HistoryInputSchema = lazySchema(() => z.object({
   bulletId: z.string(),
-});
+}));
 
-export const HistoryResultSchema = z.object({
+export const HistoryResultSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   /** Where the bullet lives now; null when it was deleted (its events remain). */
   location: z.enum(["global", "repo"]).nullable(),
@@ -17,7 +18,7 @@ export const HistoryResultSchema = z.object({
   events: z.array(JournalEventSchema),
   /** Set when the bullet exists but has no events (it predates the journal, e.g. written by the original cm). */
   note: z.string().optional(),
-});
+}));
 export type HistoryResult = z.output<typeof HistoryResultSchema>;
 
 /**

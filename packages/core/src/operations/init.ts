@@ -4,8 +4,9 @@ import { defineOperation } from "../operation.js";
 import { defaultConfig } from "../schemas/config.js";
 import { cassAvailableFrom } from "../episodic/availability.js";
 import { applyStarter, findStarter } from "./starters.js";
+import { lazySchema, lazyValue } from "../schemas/lazy.js";
 
-export const InitInputSchema = z.object({
+export const InitInputSchema = lazySchema(() => z.object({
   /** Initialise `<git root>/.cass/` instead of the global directory. */
   repo: z.boolean().optional(),
   force: z.boolean().optional(),
@@ -17,20 +18,20 @@ export const InitInputSchema = z.object({
    * initialised layer, where it only adds the starter's missing rules.
    */
   starter: z.string().optional(),
-});
+}));
 
-const StarterAppliedSchema = z.object({ added: z.number(), skipped: z.number(), name: z.string() });
+const StarterAppliedSchema = lazySchema(() => z.object({ added: z.number(), skipped: z.number(), name: z.string() }));
 
-const InitCommon = {
+const initCommon = lazyValue(() => ({
   created: z.array(z.string()),
   existed: z.array(z.string()),
   overwritten: z.array(z.string()),
   backups: z.array(z.object({ file: z.string(), backup: z.string() })),
   starter: StarterAppliedSchema.nullable(),
-};
-const GlobalInitSchema = z.object({ configPath: z.string(), ...InitCommon, cassAvailable: z.boolean() });
-const RepoInitSchema = z.object({ cassDir: z.string(), ...InitCommon });
-export const InitResultSchema = z.union([GlobalInitSchema, RepoInitSchema]);
+}));
+const GlobalInitSchema = lazySchema(() => z.object({ configPath: z.string(), ...initCommon(), cassAvailable: z.boolean() }));
+const RepoInitSchema = lazySchema(() => z.object({ cassDir: z.string(), ...initCommon() }));
+export const InitResultSchema = lazySchema(() => z.union([GlobalInitSchema, RepoInitSchema]));
 export type GlobalInitResult = z.output<typeof GlobalInitSchema>;
 export type RepoInitResult = z.output<typeof RepoInitSchema>;
 

@@ -7,21 +7,22 @@ import { MATURITIES } from "../schemas/playbook.js";
 import { locateBullet, requireBulletIndex, requireNonEmpty, mutatePlaybookJournaled } from "./shared.js";
 import { requireWithinLimit } from "../domain/input-limits.js";
 import { refuseSecrets } from "./secret-guard.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const MarkInputSchema = z.object({
+export const MarkInputSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   helpful: z.boolean().optional(),
   harmful: z.boolean().optional(),
   reason: z.string().optional(),
   session: z.string().optional(),
-});
+}));
 
-export const MarkResultSchema = z.object({
+export const MarkResultSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   type: z.enum(["helpful", "harmful"]),
   newState: z.enum(MATURITIES),
   effectiveScore: z.number(),
-});
+}));
 export type MarkResult = z.output<typeof MarkResultSchema>;
 
 /**

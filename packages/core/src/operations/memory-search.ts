@@ -7,6 +7,7 @@ import type { DegradedInfo } from "../ports.js";
 import { isActiveBullet } from "../schemas/playbook.js";
 import { CONTEXT_HISTORY_TIMEOUT_MS, DegradedSchema, toSnippet } from "./context.js";
 import { loadMergedPlaybook, requireNonEmpty, requirePositiveInt } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `memory_search` (the original MCP server's tool, reference §2.3): a plain lookup in the playbook
@@ -19,41 +20,41 @@ export type MemorySearchScope = (typeof MEMORY_SEARCH_SCOPES)[number];
 export const MEMORY_SEARCH_DEFAULT_LIMIT = 10;
 export const MEMORY_SEARCH_MAX_LIMIT = 100;
 
-export const MemorySearchInputSchema = z.object({
+export const MemorySearchInputSchema = lazySchema(() => z.object({
   query: z.string().describe("Text to look for (case-insensitive)."),
   scope: z.string().optional().describe("Where to search: playbook | cass | both (default both; case-insensitive)."),
   limit: z.number().optional().describe(`Maximum results per scope, 1..${MEMORY_SEARCH_MAX_LIMIT} (default ${MEMORY_SEARCH_DEFAULT_LIMIT}).`),
   days: z.number().optional().describe("Only sessions of the last n days (history search)."),
   agent: z.string().optional().describe("Only sessions of this agent (history search)."),
   workspace: z.string().optional().describe("Only sessions of this workspace (history search)."),
-});
+}));
 export type MemorySearchInput = z.input<typeof MemorySearchInputSchema>;
 
-export const MemorySearchPlaybookHitSchema = z.object({
+export const MemorySearchPlaybookHitSchema = lazySchema(() => z.object({
   id: z.string(),
   content: z.string(),
   category: z.string(),
   scope: z.string(),
   maturity: z.string(),
-});
+}));
 
-export const MemorySearchCassHitSchema = z.object({
+export const MemorySearchCassHitSchema = lazySchema(() => z.object({
   path: z.string(),
   agent: z.string(),
   score: z.number().optional(),
   /** Sanitised, on one line, at most 300 characters. */
   snippet: z.string(),
   timestamp: z.string().optional(),
-});
+}));
 
-export const MemorySearchResultSchema = z.object({
+export const MemorySearchResultSchema = lazySchema(() => z.object({
   /** Present when the scope includes the playbook. */
   playbook: z.array(MemorySearchPlaybookHitSchema).optional(),
   /** Present when the scope includes past sessions. */
   cass: z.array(MemorySearchCassHitSchema).optional(),
   /** Beyond the original: why the history search returned nothing (source missing, timeout…). */
   degraded: z.object({ cass: DegradedSchema.optional() }).optional(),
-});
+}));
 export type MemorySearchResult = z.output<typeof MemorySearchResultSchema>;
 
 function parseScope(raw: string | undefined): MemorySearchScope {

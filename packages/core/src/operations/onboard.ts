@@ -22,6 +22,7 @@ import { cassAvailableFrom } from "../episodic/availability.js";
 import { GLOBAL_PROCESSED_LOG, normalizeSessionPath } from "./onboard-records.js";
 import { EXAMPLE_RULES, extractionPrompt } from "./onboard-prompt.js";
 import { loadMergedPlaybook, requireNonEmpty, requirePositiveInt } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm onboard …` (reference §1.5.24): agent-native onboarding. The agent itself reads its past
@@ -67,7 +68,7 @@ const RELATED_MIN_COVERAGE = 0.6;
 // ---------------------------------------------------------------------------------------------
 // Shapes
 
-export const OnboardStatusSchema = z.object({
+export const OnboardStatusSchema = lazySchema(() => z.object({
   /** Whether the `cass` CLI is installed and runs (the original's field; false without cass even when native readers answer). */
   cassAvailable: z.boolean(),
   /** Which EpisodicSource answers (`cass`, `native`, `auto`, `none`, …). */
@@ -82,28 +83,28 @@ export const OnboardStatusSchema = z.object({
   /** Rules per 100 conversations (0 when no conversations are known). */
   onboardingRatio: z.number(),
   recommendation: z.string(),
-});
+}));
 export type OnboardStatus = z.output<typeof OnboardStatusSchema>;
 
-export const OnboardProgressSchema = z.object({
+export const OnboardProgressSchema = lazySchema(() => z.object({
   sessionsProcessed: z.number(),
   rulesExtracted: z.number(),
   startedAt: z.string().nullable(),
   lastActivity: z.string().nullable(),
   hasStarted: z.boolean(),
-});
+}));
 export type OnboardProgress = z.output<typeof OnboardProgressSchema>;
 
-export const OnboardOverviewSchema = z.object({
+export const OnboardOverviewSchema = lazySchema(() => z.object({
   status: OnboardStatusSchema,
   progress: OnboardProgressSchema,
   gapAnalysis: PlaybookGapAnalysisSchema,
-});
+}));
 export type OnboardOverview = z.output<typeof OnboardOverviewSchema>;
 
-const ExampleRuleSchema = z.object({ rule: z.string(), category: z.string() });
+const ExampleRuleSchema = lazySchema(() => z.object({ rule: z.string(), category: z.string() }));
 
-export const SessionSampleSchema = z.object({
+export const SessionSampleSchema = lazySchema(() => z.object({
   path: z.string(),
   agent: z.string(),
   workspace: z.string(),
@@ -113,10 +114,10 @@ export const SessionSampleSchema = z.object({
   gapScore: z.number().optional(),
   matchedCategories: z.array(z.string()).optional(),
   gapReason: z.string().optional(),
-});
+}));
 export type SessionSample = z.output<typeof SessionSampleSchema>;
 
-export const OnboardSampleResultSchema = z.object({
+export const OnboardSampleResultSchema = lazySchema(() => z.object({
   status: OnboardStatusSchema,
   progress: OnboardProgressSchema,
   step: z.literal("sample"),
@@ -129,22 +130,22 @@ export const OnboardSampleResultSchema = z.object({
   degraded: z.object({ cass: DegradedSchema.optional() }).optional(),
   /** No session found inside the window, but older unprocessed sessions exist: how many, and the flag that includes them. */
   olderSessions: OlderHistorySchema.optional(),
-});
+}));
 export type OnboardSampleResult = z.output<typeof OnboardSampleResultSchema>;
 
-export const OnboardReadResultSchema = z.object({
+export const OnboardReadResultSchema = lazySchema(() => z.object({
   status: OnboardStatusSchema,
   step: z.literal("read"),
   sessionPath: z.string(),
   /** The session as markdown, sanitised; null when the source could not read it. */
   sessionContent: z.string().nullable(),
   extractionPrompt: z.string(),
-});
+}));
 export type OnboardReadResult = z.output<typeof OnboardReadResultSchema>;
 
-export const RelatedRuleSchema = z.object({ id: z.string(), content: z.string(), similarity: z.number() });
+export const RelatedRuleSchema = lazySchema(() => z.object({ id: z.string(), content: z.string(), similarity: z.number() }));
 
-export const OnboardReadTemplateSchema = z.object({
+export const OnboardReadTemplateSchema = lazySchema(() => z.object({
   metadata: z.object({
     path: z.string(),
     agent: z.string(),
@@ -165,36 +166,36 @@ export const OnboardReadTemplateSchema = z.object({
     examples: z.array(ExampleRuleSchema),
   }),
   sessionContent: z.string(),
-});
+}));
 export type OnboardReadTemplate = z.output<typeof OnboardReadTemplateSchema>;
 
-export const OnboardPromptResultSchema = z.object({
+export const OnboardPromptResultSchema = lazySchema(() => z.object({
   status: OnboardStatusSchema,
   step: z.literal("prompt"),
   extractionPrompt: z.string(),
   categories: z.array(z.string()),
   examples: z.array(ExampleRuleSchema),
-});
+}));
 export type OnboardPromptResult = z.output<typeof OnboardPromptResultSchema>;
 
-export const OnboardGuidedResultSchema = z.object({
+export const OnboardGuidedResultSchema = lazySchema(() => z.object({
   status: OnboardStatusSchema,
   step: z.literal("guided"),
   categories: z.array(z.string()),
   examples: z.array(ExampleRuleSchema),
   extractionPrompt: z.string(),
-});
+}));
 export type OnboardGuidedResult = z.output<typeof OnboardGuidedResultSchema>;
 
-export const OnboardMarkDoneResultSchema = z.object({
+export const OnboardMarkDoneResultSchema = lazySchema(() => z.object({
   message: z.string(),
   sessionPath: z.string(),
   rulesExtracted: z.number(),
   skipped: z.boolean(),
-});
+}));
 export type OnboardMarkDoneResult = z.output<typeof OnboardMarkDoneResultSchema>;
 
-export const OnboardResetResultSchema = z.object({ message: z.string() });
+export const OnboardResetResultSchema = lazySchema(() => z.object({ message: z.string() }));
 
 // ---------------------------------------------------------------------------------------------
 // Shared reads
@@ -308,7 +309,7 @@ function basenameOf(path: string): string {
 // ---------------------------------------------------------------------------------------------
 // status / gaps
 
-const EmptyInputSchema = z.object({});
+const EmptyInputSchema = lazySchema(() => z.object({}));
 
 export const onboardStatusOperation = defineOperation({
   name: "onboard_status",
@@ -337,7 +338,7 @@ export const onboardGapsOperation = defineOperation({
 // ---------------------------------------------------------------------------------------------
 // sample
 
-export const OnboardSampleInputSchema = z.object({
+export const OnboardSampleInputSchema = lazySchema(() => z.object({
   limit: z.number().optional(),
   /** Search for sessions about the playbook's empty and thin categories, best candidates first. */
   fillGaps: z.boolean().optional(),
@@ -346,7 +347,7 @@ export const OnboardSampleInputSchema = z.object({
   workspace: z.string().optional(),
   agent: z.string().optional(),
   days: z.number().optional(),
-});
+}));
 export type OnboardSampleInput = z.input<typeof OnboardSampleInputSchema>;
 
 function processedPaths(state: OnboardingState | null): Set<string> {
@@ -500,10 +501,10 @@ async function olderUnprocessedSessions(
 // ---------------------------------------------------------------------------------------------
 // read
 
-export const OnboardReadInputSchema = z.object({
+export const OnboardReadInputSchema = lazySchema(() => z.object({
   /** The session file (absolute; front ends resolve `~` and relative paths). */
   path: z.string(),
-});
+}));
 export type OnboardReadInput = z.input<typeof OnboardReadInputSchema>;
 
 /** The session's text from the source (markdown), sanitised; null when it cannot be read. */
@@ -686,10 +687,10 @@ export async function recordSessionRules(deps: OperationDeps, sessionPath: strin
 
 type ProcessedEntry = OnboardingState["processedSessions"][number];
 
-export const OnboardMarkDoneInputSchema = z.object({
+export const OnboardMarkDoneInputSchema = lazySchema(() => z.object({
   /** The session file (absolute; front ends resolve `~` and relative paths). */
   path: z.string(),
-});
+}));
 
 export const onboardMarkDoneOperation = defineOperation({
   name: "onboard_mark_done",
@@ -724,10 +725,10 @@ export const onboardMarkDoneOperation = defineOperation({
   },
 });
 
-export const OnboardResetInputSchema = z.object({
+export const OnboardResetInputSchema = lazySchema(() => z.object({
   /** Confirmation; without it the operation refuses (MISSING_REQUIRED). */
   yes: z.boolean().optional(),
-});
+}));
 
 export const onboardResetOperation = defineOperation({
   name: "onboard_reset",

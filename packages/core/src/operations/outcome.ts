@@ -24,6 +24,7 @@ import {
 } from "../schemas/records.js";
 import { formatZodIssues } from "../operation.js";
 import { mutatePlaybookJournaled, requireNonEmpty, requirePositiveInt } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * Outcomes (reference §1.5.22, §1.5.23, §4.7, §5.7): `cm outcome` records how a task went and turns
@@ -307,7 +308,7 @@ export async function recordOutcomes(
 // ---------------------------------------------------------------------------------------------
 // cm outcome
 
-export const OutcomeCommandInputSchema = z.object({
+export const OutcomeCommandInputSchema = lazySchema(() => z.object({
   status: z.string(),
   /** Comma-separated rule ids, or a list. */
   rules: z.union([z.string(), z.array(z.string())]),
@@ -322,21 +323,21 @@ export const OutcomeCommandInputSchema = z.object({
   text: z.string().optional(),
   /** The task the outcome is about (logged, sanitised). */
   task: z.string().optional(),
-});
+}));
 export type OutcomeCommandInput = z.input<typeof OutcomeCommandInputSchema>;
 
-const OutcomeRecordedSchema = z.object({
+const OutcomeRecordedSchema = lazySchema(() => z.object({
   applied: z.number(),
   missing: z.array(z.string()),
   type: z.enum(["helpful", "harmful"]),
   weight: z.number(),
   sentiment: z.enum(SENTIMENTS),
-});
-const OutcomeNoSignalSchema = z.object({
+}));
+const OutcomeNoSignalSchema = lazySchema(() => z.object({
   feedbackRecorded: z.literal(false),
   rulesProvided: z.array(z.string()),
-});
-export const OutcomeResultSchema = z.union([OutcomeRecordedSchema, OutcomeNoSignalSchema]);
+}));
+export const OutcomeResultSchema = lazySchema(() => z.union([OutcomeRecordedSchema, OutcomeNoSignalSchema]));
 export type OutcomeResult = z.output<typeof OutcomeResultSchema>;
 
 function oneOfValue<T extends string>(name: string, raw: string, allowed: readonly T[], hint?: string): T {
@@ -429,32 +430,32 @@ async function requireSomeKnownRule(deps: OperationDeps, rules: readonly string[
 // ---------------------------------------------------------------------------------------------
 // cm outcome-apply
 
-export const OutcomeApplyInputSchema = z.object({
+export const OutcomeApplyInputSchema = lazySchema(() => z.object({
   session: z.string().optional(),
   limit: z.number().optional(),
-});
+}));
 export type OutcomeApplyInput = z.input<typeof OutcomeApplyInputSchema>;
 
-const ApplyAllSchema = z.object({
+const ApplyAllSchema = lazySchema(() => z.object({
   applied: z.number(),
   missing: z.array(z.string()),
   totalOutcomes: z.number(),
   /** Events that were already recorded (beyond the original). */
   alreadyApplied: z.number(),
-});
-const ApplySessionSchema = z.object({
+}));
+const ApplySessionSchema = lazySchema(() => z.object({
   applied: z.number(),
   missing: z.array(z.string()),
   session: z.string(),
   alreadyApplied: z.number(),
-});
-const ApplyNoneSchema = z.object({
+}));
+const ApplyNoneSchema = lazySchema(() => z.object({
   session: z.string(),
   outcomesFound: z.literal(0),
   applied: z.literal(0),
   missing: z.array(z.string()),
-});
-export const OutcomeApplyResultSchema = z.union([ApplyAllSchema, ApplySessionSchema, ApplyNoneSchema]);
+}));
+export const OutcomeApplyResultSchema = lazySchema(() => z.union([ApplyAllSchema, ApplySessionSchema, ApplyNoneSchema]));
 export type OutcomeApplyResult = z.output<typeof OutcomeApplyResultSchema>;
 
 /**

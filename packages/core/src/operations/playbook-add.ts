@@ -11,8 +11,9 @@ import { recordSessionRules } from "./onboard.js";
 import { refuseRandomLabels, refuseSecrets } from "./secret-guard.js";
 import { inputLimitsOf, overLimitMessage, requireWithinLimit, utf8Bytes } from "../domain/input-limits.js";
 import { MAX_JSON_DEPTH, jsonNestedDeeperThan } from "../domain/json-depth.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const PlaybookAddInputSchema = z.object({
+export const PlaybookAddInputSchema = lazySchema(() => z.object({
   content: z.string().optional(),
   /** Default category (`general` when absent); batch items may carry their own. */
   category: z.string().optional(),
@@ -41,18 +42,18 @@ export const PlaybookAddInputSchema = z.object({
       readError: z.string().optional(),
     })
     .optional(),
-});
+}));
 export type PlaybookAddInput = z.input<typeof PlaybookAddInputSchema>;
 
-const TargetSchema = z.enum(["global", "repo"]);
+const TargetSchema = lazySchema(() => z.enum(["global", "repo"]));
 
-const SingleResultSchema = z.object({
+const SingleResultSchema = lazySchema(() => z.object({
   bullet: BulletOutputSchema,
   target: TargetSchema,
   targetPath: z.string(),
-});
+}));
 
-const BatchResultSchema = z.object({
+const BatchResultSchema = lazySchema(() => z.object({
   success: z.boolean(),
   added: z.array(z.object({ id: z.string(), content: z.string(), category: z.string() })),
   skipped: z.array(z.object({ content: z.string(), reason: z.string() })),
@@ -60,16 +61,16 @@ const BatchResultSchema = z.object({
   summary: z.object({ total: z.number(), succeeded: z.number(), skipped: z.number(), failed: z.number() }),
   target: TargetSchema,
   targetPath: z.string(),
-});
+}));
 
-export const PlaybookAddResultSchema = z.union([SingleResultSchema, BatchResultSchema]);
+export const PlaybookAddResultSchema = lazySchema(() => z.union([SingleResultSchema, BatchResultSchema]));
 export type PlaybookAddSingleResult = z.output<typeof SingleResultSchema>;
 export type PlaybookAddBatchResult = z.output<typeof BatchResultSchema>;
 
-const BatchItemSchema = z.object({
+const BatchItemSchema = lazySchema(() => z.object({
   content: z.string().trim().min(1, "content must be a non-empty string"),
   category: z.string().trim().min(1).optional(),
-});
+}));
 
 /**
  * `cm playbook add "<rule>"` / `--file`: adds rules to the global playbook (reference §1.5.5).

@@ -4,20 +4,21 @@ import { redactFor } from "./secret-guard.js";
 import { defineOperation } from "../operation.js";
 import { isActiveBullet, type Bullet } from "../schemas/playbook.js";
 import { loadMergedPlaybook } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const PlaybookExportInputSchema = z.object({
+export const PlaybookExportInputSchema = lazySchema(() => z.object({
   /** Include deprecated and retired bullets. */
   all: z.boolean().optional(),
-});
+}));
 
-export const PlaybookExportResultSchema = z.looseObject({
+export const PlaybookExportResultSchema = lazySchema(() => z.looseObject({
   schema_version: z.number(),
   name: z.string(),
   description: z.string(),
   metadata: z.looseObject({ exportedAt: z.string(), exportedBulletCount: z.number() }),
   deprecatedPatterns: z.array(z.looseObject({ pattern: z.string() })),
   bullets: z.array(z.looseObject({ id: z.string(), content: z.string() })),
-});
+}));
 export type PlaybookExport = z.output<typeof PlaybookExportResultSchema>;
 
 /**

@@ -5,17 +5,18 @@ import { defineOperation } from "../operation.js";
 import type { Bullet } from "../schemas/playbook.js";
 import { BulletOutputSchema } from "./playbook-list.js";
 import { loadMergedPlaybook, requireNonEmpty } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const PlaybookGetInputSchema = z.object({ id: z.string() });
+export const PlaybookGetInputSchema = lazySchema(() => z.object({ id: z.string() }));
 
-export const PlaybookGetResultSchema = z.object({
+export const PlaybookGetResultSchema = lazySchema(() => z.object({
   bullet: BulletOutputSchema.extend({
     effectiveScore: z.number(),
     decayedHelpful: z.number(),
     decayedHarmful: z.number(),
     ageDays: z.number(),
   }),
-});
+}));
 export type PlaybookGetResult = z.output<typeof PlaybookGetResultSchema>;
 
 const DAY_MS = 86_400_000;

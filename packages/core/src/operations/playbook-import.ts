@@ -5,17 +5,18 @@ import { BulletSchema, type Bullet } from "../schemas/playbook.js";
 import { isPlainObject } from "../schemas/tolerant.js";
 import { layerPath, mutatePlaybookJournaled } from "./shared.js";
 import { redactCounting, tallyTotal, type SecretTally } from "./secret-guard.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const PlaybookImportInputSchema = z.object({
+export const PlaybookImportInputSchema = lazySchema(() => z.object({
   /** Absolute path of the imported file (reported back; the front end reads and parses it). */
   file: z.string(),
   /** The parsed content: a cm JSON envelope, an object with `bullets`, or a bare array of bullets. */
   data: z.unknown(),
   replace: z.boolean().optional(),
   repo: z.boolean().optional(),
-});
+}));
 
-export const PlaybookImportResultSchema = z.object({
+export const PlaybookImportResultSchema = lazySchema(() => z.object({
   file: z.string(),
   target: z.enum(["global", "repo"]),
   targetPath: z.string(),
@@ -25,7 +26,7 @@ export const PlaybookImportResultSchema = z.object({
   validationWarnings: z.array(z.string()).optional(),
   /** Secrets found in the imported rules and redacted before they were written (counts by kind). */
   secretsRedacted: z.object({ total: z.number(), byKind: z.record(z.string(), z.number()) }).optional(),
-});
+}));
 export type PlaybookImportResult = z.output<typeof PlaybookImportResultSchema>;
 
 /**

@@ -2,17 +2,18 @@ import * as z from "zod";
 import { defineOperation } from "../operation.js";
 import { isActiveBullet, isOutsideValidity, type Bullet } from "../schemas/playbook.js";
 import { loadMergedPlaybook } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const BulletOutputSchema = z.looseObject({ id: z.string(), content: z.string(), category: z.string() });
+export const BulletOutputSchema = lazySchema(() => z.looseObject({ id: z.string(), content: z.string(), category: z.string() }));
 
-export const PlaybookListInputSchema = z.object({
+export const PlaybookListInputSchema = lazySchema(() => z.object({
   /** Exact, case-sensitive category filter. */
   category: z.string().optional(),
   /** Also deprecated rules and rules outside their validity window (hidden by default). */
   all: z.boolean().optional(),
-});
+}));
 
-export const PlaybookListResultSchema = z.object({ bullets: z.array(BulletOutputSchema) });
+export const PlaybookListResultSchema = lazySchema(() => z.object({ bullets: z.array(BulletOutputSchema) }));
 
 /**
  * `cm playbook list`: active bullets of the merged playbook (reference §1.5.5), without those

@@ -4,6 +4,7 @@ import { requireWithinLimit } from "../domain/input-limits.js";
 import { defineOperation } from "../operation.js";
 import { refuseRandomLabels, refuseSecrets } from "./secret-guard.js";
 import { locateBullet, mutatePlaybookJournaled, requireBulletIndex, requireNonEmpty } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm playbook pin|unpin <id>` and `cm playbook category <id> <category>` (beyond the original,
@@ -11,20 +12,20 @@ import { locateBullet, mutatePlaybookJournaled, requireBulletIndex, requireNonEm
  * under the store's lock, journalled as `update` events with the fields' before/after values.
  */
 
-export const PlaybookPinInputSchema = z.object({
+export const PlaybookPinInputSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   /** true pins (the curator then never demotes or auto-deprecates the rule), false unpins. */
   pinned: z.boolean(),
   reason: z.string().optional(),
-});
+}));
 
-export const PlaybookPinResultSchema = z.object({
+export const PlaybookPinResultSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   pinned: z.boolean(),
   pinnedReason: z.string().optional(),
   /** false when the rule already was in the requested state (nothing written). */
   changed: z.boolean(),
-});
+}));
 export type PlaybookPinResult = z.output<typeof PlaybookPinResultSchema>;
 
 function notFound(deps: { cliName: string }, bulletId: string): AppError {
@@ -69,18 +70,18 @@ export const playbookPinOperation = defineOperation({
   },
 });
 
-export const PlaybookCategoryInputSchema = z.object({
+export const PlaybookCategoryInputSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   category: z.string(),
-});
+}));
 
-export const PlaybookCategoryResultSchema = z.object({
+export const PlaybookCategoryResultSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   previousCategory: z.string(),
   category: z.string(),
   /** false when the rule already had this category (nothing written). */
   changed: z.boolean(),
-});
+}));
 export type PlaybookCategoryResult = z.output<typeof PlaybookCategoryResultSchema>;
 
 export const playbookCategoryOperation = defineOperation({

@@ -7,16 +7,17 @@ import type { JournalEvent } from "../schemas/records.js";
 import { sha256Hex } from "../domain/sha256.js";
 import { refuseSecrets } from "./secret-guard.js";
 import { locateBullet, preview, requireBulletIndex, requireNonEmpty, mutatePlaybookJournaled } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const PlaybookRemoveInputSchema = z.object({
+export const PlaybookRemoveInputSchema = lazySchema(() => z.object({
   id: z.string(),
   hard: z.boolean().optional(),
   yes: z.boolean().optional(),
   dryRun: z.boolean().optional(),
   reason: z.string().optional(),
-});
+}));
 
-const PlanSchema = z.object({
+const PlanSchema = lazySchema(() => z.object({
   plan: z.object({
     dryRun: z.literal(true),
     action: z.enum(["deprecate", "delete"]),
@@ -29,18 +30,18 @@ const PlanSchema = z.object({
     wouldChange: z.string(),
     applyCommand: z.string(),
   }),
-});
-const DeprecatedSchema = z.object({ id: z.string(), action: z.literal("deprecated") });
-const DeletedSchema = z.object({
+}));
+const DeprecatedSchema = lazySchema(() => z.object({ id: z.string(), action: z.literal("deprecated") }));
+const DeletedSchema = lazySchema(() => z.object({
   id: z.string(),
   action: z.literal("deleted"),
   path: z.string(),
   preview: z.string(),
   /** Journal events of the rule whose text was purged (id, hashes and a SHA-256 of the content kept). */
   journalPurged: z.number().optional(),
-});
+}));
 
-export const PlaybookRemoveResultSchema = z.union([PlanSchema, DeprecatedSchema, DeletedSchema]);
+export const PlaybookRemoveResultSchema = lazySchema(() => z.union([PlanSchema, DeprecatedSchema, DeletedSchema]));
 export type PlaybookRemoveResult = z.output<typeof PlaybookRemoveResultSchema>;
 
 export const DEFAULT_REMOVE_REASON = "Removed via CLI";

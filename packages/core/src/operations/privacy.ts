@@ -5,6 +5,7 @@ import type { OperationDeps } from "../ports.js";
 import { ConfigSchema } from "../schemas/config.js";
 import { requirePositiveInt } from "./shared.js";
 import { cassAvailableFrom } from "../episodic/availability.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm privacy status|enable|disable|allow|deny` (reference §1.5.20): consent and the agent
@@ -20,19 +21,19 @@ import { cassAvailableFrom } from "../episodic/availability.js";
 export const DEFAULT_CROSS_AGENT_AGENTS: readonly string[] = ["claude", "cursor", "codex", "aider", "pi_agent"];
 export const PRIVACY_STATUS_DEFAULT_DAYS = 365;
 
-const CrossAgentFileSchema = ConfigSchema.shape.crossAgent;
+const CrossAgentFileSchema = lazySchema(() => ConfigSchema.shape.crossAgent);
 
-export const CrossAgentSchema = z.object({
+export const CrossAgentSchema = lazySchema(() => z.object({
   enabled: z.boolean(),
   consentGiven: z.boolean(),
   consentDate: z.string().nullable().optional(),
   agents: z.array(z.string()),
   auditLog: z.boolean(),
-});
+}));
 export type CrossAgentSettings = z.output<typeof CrossAgentSchema>;
 
-export const PrivacyStatusInputSchema = z.object({ days: z.number().optional() });
-export const PrivacyStatusSchema = z.object({
+export const PrivacyStatusInputSchema = lazySchema(() => z.object({ days: z.number().optional() }));
+export const PrivacyStatusSchema = lazySchema(() => z.object({
   crossAgent: CrossAgentSchema,
   cass: z.object({
     available: z.boolean(),
@@ -40,10 +41,10 @@ export const PrivacyStatusSchema = z.object({
     sessionCountsByAgent: z.record(z.string(), z.number()).nullable(),
   }),
   notes: z.object({ enable: z.string(), disable: z.string(), allow: z.string(), deny: z.string() }),
-});
+}));
 export type PrivacyStatus = z.output<typeof PrivacyStatusSchema>;
 
-export const PrivacyMutationSchema = z.object({ crossAgent: CrossAgentSchema });
+export const PrivacyMutationSchema = lazySchema(() => z.object({ crossAgent: CrossAgentSchema }));
 export type PrivacyMutationResult = z.output<typeof PrivacyMutationSchema>;
 
 type FileCrossAgent = z.output<typeof CrossAgentFileSchema>;
@@ -143,7 +144,7 @@ export const privacyEnableOperation = defineOperation({
   name: "privacy_enable",
   command: "privacy:enable",
   description: "Enable cross-agent enrichment (records consent) for the given agents, or for the agents seen in history.",
-  input: z.object({ agents: z.array(z.string()).optional() }),
+  input: lazySchema(() => z.object({ agents: z.array(z.string()).optional() })),
   output: PrivacyMutationSchema,
   async run(deps, input): Promise<PrivacyMutationResult> {
     let agents = normalizeAgents(input.agents ?? []);
@@ -166,7 +167,7 @@ export const privacyDisableOperation = defineOperation({
   name: "privacy_disable",
   command: "privacy:disable",
   description: "Disable cross-agent enrichment (the allowlist is kept).",
-  input: z.object({}),
+  input: lazySchema(() => z.object({})),
   output: PrivacyMutationSchema,
   async run(deps): Promise<PrivacyMutationResult> {
     return updateCrossAgent(deps, (current) => {
@@ -179,7 +180,7 @@ export const privacyAllowOperation = defineOperation({
   name: "privacy_allow",
   command: "privacy:allow",
   description: "Add an agent to the cross-agent allowlist.",
-  input: z.object({ agent: z.string().optional() }),
+  input: lazySchema(() => z.object({ agent: z.string().optional() })),
   output: PrivacyMutationSchema,
   async run(deps, input): Promise<PrivacyMutationResult> {
     const agent = requireAgent(deps, "allow", input.agent);
@@ -193,7 +194,7 @@ export const privacyDenyOperation = defineOperation({
   name: "privacy_deny",
   command: "privacy:deny",
   description: "Remove an agent from the cross-agent allowlist.",
-  input: z.object({ agent: z.string().optional() }),
+  input: lazySchema(() => z.object({ agent: z.string().optional() })),
   output: PrivacyMutationSchema,
   async run(deps, input): Promise<PrivacyMutationResult> {
     const agent = requireAgent(deps, "deny", input.agent);

@@ -7,6 +7,7 @@ import { defineOperation } from "../operation.js";
 import type { Config } from "../schemas/config.js";
 import { isActiveBullet, isAntiPattern, isOutsideValidity, type Bullet, type Playbook } from "../schemas/playbook.js";
 import { loadMergedPlaybook, requirePositiveInt } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm project` (reference §1.5.17): the merged playbook projected into a file an agent reads at
@@ -42,24 +43,24 @@ export function parseProjectFormat(raw: string | undefined): ProjectFormat {
   return format;
 }
 
-export const ProjectInputSchema = z.object({
+export const ProjectInputSchema = lazySchema(() => z.object({
   /** agents.md (default), agents, claude.md, claude, raw, json or yaml; case-insensitive. */
   format: z.string().optional(),
   /** At most this many rules per category (best effective score first). Default: all. */
   perCategory: z.number().optional(),
   /** Show `[helpful+/harmful-]` feedback counts next to rules (default true). */
   showCounts: z.boolean().optional(),
-});
+}));
 export type ProjectInput = z.input<typeof ProjectInputSchema>;
 
-export const ProjectResultSchema = z.union([
+export const ProjectResultSchema = lazySchema(() => z.union([
   z.object({ format: z.enum(["agents.md", "claude.md", "raw", "json"]), content: z.string() }),
   /**
    * yaml: core has no YAML serialiser, so the document to serialise is returned as is and the
    * front end turns it into `content`.
    */
   z.object({ format: z.literal("yaml"), document: z.looseObject({}) }),
-]);
+]));
 export type ProjectResult = { format: Exclude<ProjectFormat, "yaml">; content: string } | { format: "yaml"; document: Playbook };
 
 export interface ProjectRenderOptions {

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { defineOperation } from "../operation.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm quickstart` (reference §1.5.19): the working protocol for an agent, as data. The data keys
@@ -7,7 +8,7 @@ import { defineOperation } from "../operation.js";
  * commands this implementation has.
  */
 
-export const QuickstartResultSchema = z.object({
+export const QuickstartResultSchema = lazySchema(() => z.object({
   summary: z.string(),
   oneCommand: z.string(),
   expectations: z.object({ degradedMode: z.string(), privacy: z.string(), remoteHistory: z.string() }),
@@ -18,7 +19,7 @@ export const QuickstartResultSchema = z.object({
   inlineFeedbackFormat: z.object({ helpful: z.string(), harmful: z.string() }),
   protocol: z.object({ start: z.string(), work: z.string(), feedback: z.string(), end: z.string() }),
   examples: z.array(z.string()),
-});
+}));
 export type QuickstartResult = z.output<typeof QuickstartResultSchema>;
 
 /** The quick-start data for a program called `cli`. Pure. */
@@ -90,7 +91,7 @@ export const quickstartOperation = defineOperation({
   name: "quickstart",
   command: "quickstart",
   description: "How an agent should use cass-memory: the one command, the protocol and the feedback formats.",
-  input: z.object({}),
+  input: lazySchema(() => z.object({})),
   output: QuickstartResultSchema,
   async run(deps): Promise<QuickstartResult> {
     return quickstartData(deps.cliName);

@@ -13,23 +13,24 @@ import {
   type HistorySnippet,
 } from "./context.js";
 import { loadMergedPlaybook, requireNonEmpty, requirePositiveInt } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const RecallInputSchema = z.object({
+export const RecallInputSchema = lazySchema(() => z.object({
   query: z.string(),
   limit: z.number().optional(),
   /** Also search past sessions (default true). */
   history: z.boolean().optional(),
   days: z.number().optional(),
   workspace: z.string().optional(),
-});
+}));
 
-export const RecallResultSchema = z.object({
+export const RecallResultSchema = lazySchema(() => z.object({
   query: z.string(),
   /** Matching rules and anti-patterns together, best first (`isNegative`/`kind` tell them apart). */
   bullets: z.array(ScoredBulletSchema),
   historySnippets: z.array(HistorySnippetSchema),
   degraded: z.object({ cass: DegradedSchema.optional() }).optional(),
-});
+}));
 export type RecallResult = z.output<typeof RecallResultSchema>;
 
 export const DEFAULT_RECALL_LIMIT = 10;

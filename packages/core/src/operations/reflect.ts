@@ -20,6 +20,7 @@ import { DeltaSchema, type Delta, type DiaryEntry, type ProcessedSession, type R
 import { normalizeSessionPath, processedLogNameFor } from "./onboard-records.js";
 import { recordOutcomes } from "./outcome.js";
 import { loadMergedPlaybook, mutatePlaybookJournaled, requirePositiveInt } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm reflect` (reference §1.5.14, §7.5): turns recent sessions into playbook changes.
@@ -37,7 +38,7 @@ export const MAX_DELTAS_PER_SESSION = 50;
 export const MERGED_CATEGORY = "merged";
 export const MERGE_OPERATION_SESSION = "merged-operation";
 
-export const ReflectInputSchema = z.object({
+export const ReflectInputSchema = lazySchema(() => z.object({
   days: z.number().optional(),
   maxSessions: z.number().optional(),
   agent: z.string().optional(),
@@ -46,10 +47,10 @@ export const ReflectInputSchema = z.object({
   /** One session file (absolute path; front ends resolve relative paths). */
   session: z.string().optional(),
   dryRun: z.boolean().optional(),
-});
+}));
 export type ReflectInput = z.output<typeof ReflectInputSchema>;
 
-const CurationSummarySchema = z.looseObject({
+const CurationSummarySchema = lazySchema(() => z.looseObject({
   applied: z.number(),
   skipped: z.number(),
   bullets: z.number(),
@@ -67,10 +68,10 @@ const CurationSummarySchema = z.looseObject({
       reason: z.string(),
     }),
   ),
-});
+}));
 export type CurationSummary = z.output<typeof CurationSummarySchema>;
 
-const SessionReportSchema = z.looseObject({
+const SessionReportSchema = lazySchema(() => z.looseObject({
   path: z.string(),
   agent: z.string(),
   status: z.enum(["processed", "skipped", "failed"]),
@@ -78,9 +79,9 @@ const SessionReportSchema = z.looseObject({
   diaryId: z.string().optional(),
   deltas: z.number(),
   rejected: z.number(),
-});
+}));
 
-const ValidationReportSchema = z.looseObject({
+const ValidationReportSchema = lazySchema(() => z.looseObject({
   content: z.string(),
   valid: z.boolean(),
   verdict: z.string().optional(),
@@ -88,9 +89,9 @@ const ValidationReportSchema = z.looseObject({
   sessionPath: z.string(),
   /** Kept without validation (no history to check it against): added as a draft candidate. */
   unvalidated: z.boolean().optional(),
-});
+}));
 
-export const ReflectResultSchema = z.looseObject({
+export const ReflectResultSchema = lazySchema(() => z.looseObject({
   global: CurationSummarySchema.optional(),
   repo: CurationSummarySchema.optional(),
   errors: z.array(z.string()),
@@ -123,7 +124,7 @@ export const ReflectResultSchema = z.looseObject({
   validation: z.array(ValidationReportSchema),
   fallbacks: z.array(z.object({ component: z.string(), reason: z.string(), code: z.string().optional() })),
   processedLog: z.string(),
-});
+}));
 export type ReflectResult = z.output<typeof ReflectResultSchema>;
 
 /** The key the reflector's deltas are de-duplicated by (reference §5.5). */

@@ -9,12 +9,13 @@ import type { OperationDeps } from "../ports.js";
 import { isActiveBullet, isOutsideValidity } from "../schemas/playbook.js";
 import { loadMergedPlaybook } from "./shared.js";
 import { SCOPE_FILTERS, filterByScope, type ScopeFilter } from "./top.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 export const SIMILAR_DEFAULT_LIMIT = 5;
 export const SIMILAR_DEFAULT_THRESHOLD = 0.7;
 export const SIMILAR_PREVIEW_CHARS = 120;
 
-export const SimilarInputSchema = z.object({
+export const SimilarInputSchema = lazySchema(() => z.object({
   query: z.string(),
   /** Maximum number of results (default 5, integer ≥ 1). */
   limit: z.number().optional(),
@@ -22,10 +23,10 @@ export const SimilarInputSchema = z.object({
   threshold: z.number().optional(),
   /** global | workspace | all (default all). */
   scope: z.string().optional(),
-});
+}));
 export type SimilarInput = z.input<typeof SimilarInputSchema>;
 
-export const SimilarResultSchema = z.object({
+export const SimilarResultSchema = lazySchema(() => z.object({
   query: z.string(),
   mode: z.enum(["keyword", "semantic"]),
   results: z.array(
@@ -39,7 +40,7 @@ export const SimilarResultSchema = z.object({
       preview: z.string(),
     }),
   ),
-});
+}));
 export type SimilarResult = z.output<typeof SimilarResultSchema>;
 
 function invalid(message: string, query: string): AppError {

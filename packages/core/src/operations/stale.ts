@@ -4,24 +4,25 @@ import { defineOperation } from "../operation.js";
 import { isActiveBullet, type Bullet } from "../schemas/playbook.js";
 import { loadMergedPlaybook, requirePositiveInt } from "./shared.js";
 import { SCOPE_FILTERS, filterByScope, parseScopeFilter, round2 } from "./top.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 export const STALE_DEFAULT_DAYS = 90;
 
-export const StaleInputSchema = z.object({
+export const StaleInputSchema = lazySchema(() => z.object({
   /** Staleness threshold in whole days (default 90, ≥ 0; 0 lists every active rule). */
   days: z.number().optional(),
   scope: z.string().optional(),
   /** Also list active rules whose `validTo` falls within the next N days (≥ 0). */
   expiring: z.number().optional(),
-});
+}));
 export type StaleInput = z.input<typeof StaleInputSchema>;
 
-const LastFeedbackSchema = z.object({
+const LastFeedbackSchema = lazySchema(() => z.object({
   action: z.enum(["helpful", "harmful"]).nullable(),
   timestamp: z.string().nullable(),
-});
+}));
 
-export const StaleBulletSchema = z.object({
+export const StaleBulletSchema = lazySchema(() => z.object({
   id: z.string(),
   daysSinceLastFeedback: z.number(),
   content: z.string(),
@@ -31,9 +32,9 @@ export const StaleBulletSchema = z.object({
   maturity: z.string(),
   lastFeedback: LastFeedbackSchema,
   recommendation: z.string(),
-});
+}));
 
-export const ExpiringBulletSchema = z.object({
+export const ExpiringBulletSchema = lazySchema(() => z.object({
   id: z.string(),
   content: z.string(),
   category: z.string(),
@@ -44,9 +45,9 @@ export const ExpiringBulletSchema = z.object({
   validTo: z.string(),
   /** Whole days left before `validTo` (0: expires within 24 hours). */
   expiresInDays: z.number(),
-});
+}));
 
-export const StaleResultSchema = z.object({
+export const StaleResultSchema = lazySchema(() => z.object({
   threshold: z.number(),
   count: z.number(),
   totalActive: z.number(),
@@ -56,7 +57,7 @@ export const StaleResultSchema = z.object({
   expiring: z
     .object({ withinDays: z.number(), count: z.number(), bullets: z.array(ExpiringBulletSchema) })
     .optional(),
-});
+}));
 export type StaleResult = z.output<typeof StaleResultSchema>;
 export type StaleBullet = z.output<typeof StaleBulletSchema>;
 export type ExpiringBullet = z.output<typeof ExpiringBulletSchema>;

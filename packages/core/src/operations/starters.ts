@@ -5,6 +5,7 @@ import type { Layer, OperationDeps } from "../ports.js";
 import { BUILTIN_STARTERS } from "../starters/builtin.js";
 import { parseStarterFile, planStarter, type ResolvedStarter, type StarterPlan } from "../starters/starter.js";
 import { layerPath, mutatePlaybookJournaled } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm starters` (reference §1.5.18) and applying a starter to a playbook layer (`cm init
@@ -83,7 +84,7 @@ export async function applyStarter(
 
 // ------------------------------------------------------------------------------------ cm starters
 
-const StarterSummarySchema = z.object({
+const StarterSummarySchema = lazySchema(() => z.object({
   name: z.string(),
   description: z.string(),
   bulletCount: z.number(),
@@ -91,16 +92,16 @@ const StarterSummarySchema = z.object({
   path: z.string().optional(),
   /** Set on a built-in hidden by a custom starter of the same name. */
   shadowed: z.boolean().optional(),
-});
+}));
 
-export const StartersResultSchema = z.object({ starters: z.array(StarterSummarySchema) });
+export const StartersResultSchema = lazySchema(() => z.object({ starters: z.array(StarterSummarySchema) }));
 export type StartersResult = z.output<typeof StartersResultSchema>;
 
 export const startersOperation = defineOperation({
   name: "starters",
   command: "starters",
   description: "List the starter playbooks (built-in and custom) that can seed a playbook.",
-  input: z.object({}),
+  input: lazySchema(() => z.object({})),
   output: StartersResultSchema,
   async run(deps): Promise<StartersResult> {
     const all = await loadStarters(deps);
@@ -123,17 +124,17 @@ export const startersOperation = defineOperation({
 
 // --------------------------------------------------------------------------- cm playbook bootstrap
 
-export const PlaybookBootstrapInputSchema = z.object({
+export const PlaybookBootstrapInputSchema = lazySchema(() => z.object({
   starter: z.string(),
   /** Seed `<git root>/.cass/playbook.yaml` instead of the global playbook. */
   repo: z.boolean().optional(),
   /** Report what would be added without writing. */
   dryRun: z.boolean().optional(),
-});
+}));
 
-const PlannedBulletSchema = z.object({ id: z.string(), category: z.string(), content: z.string() });
+const PlannedBulletSchema = lazySchema(() => z.object({ id: z.string(), category: z.string(), content: z.string() }));
 
-export const PlaybookBootstrapResultSchema = z.object({
+export const PlaybookBootstrapResultSchema = lazySchema(() => z.object({
   name: z.string(),
   source: z.enum(["builtin", "custom"]),
   target: z.enum(["global", "repo"]),
@@ -144,7 +145,7 @@ export const PlaybookBootstrapResultSchema = z.object({
   skipped: z.number(),
   addedBullets: z.array(PlannedBulletSchema),
   skippedBullets: z.array(z.object({ id: z.string(), content: z.string(), reason: z.enum(["id_exists", "duplicate_content", "blocked"]) })),
-});
+}));
 export type PlaybookBootstrapResult = z.output<typeof PlaybookBootstrapResultSchema>;
 
 /** `cm playbook bootstrap <starter>`: seeds the global (or repository) playbook from a starter. */

@@ -6,12 +6,13 @@ import { getEffectiveScore, getHalfLifeDays, isStale, scoreBucket } from "../dom
 import { defineOperation } from "../operation.js";
 import { isActiveBullet, isOutsideValidity, type Bullet } from "../schemas/playbook.js";
 import { loadMergedPlaybook } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const StatsInputSchema = z.object({});
+export const StatsInputSchema = lazySchema(() => z.object({}));
 
-const PairSchema = z.object({ a: z.string(), b: z.string(), similarity: z.number() });
+const PairSchema = lazySchema(() => z.object({ a: z.string(), b: z.string(), similarity: z.number() }));
 
-export const StatsResultSchema = z.object({
+export const StatsResultSchema = lazySchema(() => z.object({
   /** Every bullet of the merged playbook, deprecated and blocked ones included. */
   total: z.number(),
   byScope: z.record(z.string(), z.number()),
@@ -34,7 +35,7 @@ export const StatsResultSchema = z.object({
   mergeCandidates: z.array(PairSchema),
   /** Pairs with embedding cosine ≥ 0.85 (≤ 5); empty unless semantic search is enabled and available. */
   semanticMergeCandidates: z.array(PairSchema),
-});
+}));
 export type StatsResult = z.output<typeof StatsResultSchema>;
 
 /** Bullets counted by a string field (missing or empty values count as "unknown"). */

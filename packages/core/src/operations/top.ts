@@ -4,6 +4,7 @@ import { formatLastHelpful, getEffectiveScore } from "../domain/scoring.js";
 import { defineOperation } from "../operation.js";
 import { isActiveBullet, isOutsideValidity, type Bullet } from "../schemas/playbook.js";
 import { loadMergedPlaybook, requirePositiveInt } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /** Values of the `--scope` filter of `top`, `stale` and `similar`. */
 export const SCOPE_FILTERS = ["global", "workspace", "all"] as const;
@@ -37,16 +38,16 @@ export function round2(n: number): number {
   return Number(n.toFixed(2));
 }
 
-export const TopInputSchema = z.object({
+export const TopInputSchema = lazySchema(() => z.object({
   /** How many bullets (default 10, ≥ 1). */
   count: z.number().optional(),
   scope: z.string().optional(),
   /** Case-insensitive exact category. */
   category: z.string().optional(),
-});
+}));
 export type TopInput = z.input<typeof TopInputSchema>;
 
-export const TopResultSchema = z.object({
+export const TopResultSchema = lazySchema(() => z.object({
   count: z.number(),
   filters: z.object({ scope: z.enum(SCOPE_FILTERS), category: z.string().nullable() }),
   bullets: z.array(
@@ -62,7 +63,7 @@ export const TopResultSchema = z.object({
       lastUsed: z.string(),
     }),
   ),
-});
+}));
 export type TopResult = z.output<typeof TopResultSchema>;
 
 /**

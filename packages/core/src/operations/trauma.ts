@@ -6,6 +6,7 @@ import { defineOperation } from "../operation.js";
 import type { Layer, OperationDeps } from "../ports.js";
 import { TraumaEntrySchema, type TraumaEntry } from "../schemas/records.js";
 import { requireNonEmpty, requirePositiveInt } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm trauma list|add|heal|remove|import` (reference §1.5.26): the registry of commands that once
@@ -110,17 +111,17 @@ function newEntry(deps: OperationDeps, fields: { pattern: string; severity: Seve
 
 // --------------------------------------------------------------------------------------------- list
 
-export const TraumaListResultSchema = z.object({
+export const TraumaListResultSchema = lazySchema(() => z.object({
   traumas: z.array(TraumaEntryOutput),
   healedCount: z.number(),
-});
+}));
 export type TraumaListResult = z.output<typeof TraumaListResultSchema>;
 
 export const traumaListOperation = defineOperation({
   name: "trauma_list",
   command: "trauma list",
   description: "List the active traumas: regex patterns of commands that once caused a disaster and must not run again.",
-  input: z.object({}),
+  input: lazySchema(() => z.object({})),
   output: TraumaListResultSchema,
   async run(deps): Promise<TraumaListResult> {
     const all = await loadTraumas(deps);
@@ -131,14 +132,14 @@ export const traumaListOperation = defineOperation({
 
 // --------------------------------------------------------------------------------------------- add
 
-export const TraumaAddInputSchema = z.object({
+export const TraumaAddInputSchema = lazySchema(() => z.object({
   pattern: z.string(),
   severity: z.string().optional(),
   scope: z.string().optional(),
   message: z.string().optional(),
-});
+}));
 
-export const TraumaAddResultSchema = z.object({ entry: TraumaEntryOutput });
+export const TraumaAddResultSchema = lazySchema(() => z.object({ entry: TraumaEntryOutput }));
 export type TraumaAddResult = z.output<typeof TraumaAddResultSchema>;
 
 export const traumaAddOperation = defineOperation({
@@ -164,16 +165,16 @@ export const traumaAddOperation = defineOperation({
 
 // --------------------------------------------------------------------------------------------- heal / remove
 
-export const TraumaTargetInputSchema = z.object({
+export const TraumaTargetInputSchema = lazySchema(() => z.object({
   id: z.string(),
   scope: z.string().optional(),
-});
+}));
 
-export const TraumaHealResultSchema = z.object({
+export const TraumaHealResultSchema = lazySchema(() => z.object({
   updated: z.number(),
   checkedPaths: z.array(z.string()),
   updatedPaths: z.array(z.string()),
-});
+}));
 export type TraumaHealResult = z.output<typeof TraumaHealResultSchema>;
 
 export const traumaHealOperation = defineOperation({
@@ -205,16 +206,16 @@ export const traumaHealOperation = defineOperation({
   },
 });
 
-export const TraumaRemoveInputSchema = TraumaTargetInputSchema.extend({
+export const TraumaRemoveInputSchema = lazySchema(() => TraumaTargetInputSchema.extend({
   /** The caller's explicit `--force`; without it nothing is removed (MISSING_REQUIRED). */
   force: z.boolean().optional(),
-});
+}));
 
-export const TraumaRemoveResultSchema = z.object({
+export const TraumaRemoveResultSchema = lazySchema(() => z.object({
   removed: z.number(),
   checkedPaths: z.array(z.string()),
   updatedPaths: z.array(z.string()),
-});
+}));
 export type TraumaRemoveResult = z.output<typeof TraumaRemoveResultSchema>;
 
 /**
@@ -259,7 +260,7 @@ function isEntryWithId(record: unknown, id: string): record is Record<string, un
 
 // --------------------------------------------------------------------------------------------- import
 
-export const TraumaImportInputSchema = z.object({
+export const TraumaImportInputSchema = lazySchema(() => z.object({
   /** The file's text (the front end reads the file). */
   content: z.string(),
   /** The file as the user named it (used in the default message). */
@@ -267,14 +268,14 @@ export const TraumaImportInputSchema = z.object({
   scope: z.string().optional(),
   severity: z.string().optional(),
   message: z.string().optional(),
-});
+}));
 
-export const TraumaImportResultSchema = z.object({
+export const TraumaImportResultSchema = lazySchema(() => z.object({
   imported: z.number(),
   warningsCount: z.number(),
   /** One line per skipped line; the CLI prints them as the envelope's top-level `warnings`. */
   warnings: z.array(z.string()),
-});
+}));
 export type TraumaImportResult = z.output<typeof TraumaImportResultSchema>;
 
 /** The pattern a line of an import file holds (JSON string, JSON object's `pattern`, or the raw line). */
@@ -353,16 +354,16 @@ export const TRAUMA_SCAN_QUERY = "sorry OR apologies OR mistake OR error OR cata
 export const TRAUMA_SCAN_SEARCH_LIMIT = 50;
 export const TRAUMA_SCAN_TIMEOUT_MS = 30_000;
 
-const TraumaCandidateSchema = z.object({
+const TraumaCandidateSchema = lazySchema(() => z.object({
   sessionPath: z.string(),
   matchedPattern: z.string(),
   description: z.string(),
   evidence: z.string(),
   context: z.string(),
   timestamp: z.string().optional(),
-});
+}));
 
-export const TraumaScanResultSchema = z.object({
+export const TraumaScanResultSchema = lazySchema(() => z.object({
   candidates: z.array(TraumaCandidateSchema),
   /** Present when the history could not be searched (as in `cm context`); candidates are then empty. */
   degraded: z
@@ -370,7 +371,7 @@ export const TraumaScanResultSchema = z.object({
       cass: z.object({ available: z.literal(false), reason: z.enum(["NOT_FOUND", "INDEX_MISSING", "FTS_TABLE_MISSING", "TIMEOUT", "OTHER"]), message: z.string(), suggestedFix: z.array(z.string()).optional() }),
     })
     .optional(),
-});
+}));
 export type TraumaScanResult = z.output<typeof TraumaScanResultSchema>;
 
 /**
@@ -383,7 +384,7 @@ export const traumaScanOperation = defineOperation({
   name: "trauma_scan",
   command: "audit",
   description: "Scan recent sessions for destructive commands (built-in DOOM patterns) that could become traumas.",
-  input: z.object({ days: z.number().optional() }),
+  input: lazySchema(() => z.object({ days: z.number().optional() })),
   output: TraumaScanResultSchema,
   async run(deps, input): Promise<TraumaScanResult> {
     const days = requirePositiveInt("days", input.days, 7, 1, `${deps.cliName} audit --trauma --days 30`);

@@ -5,6 +5,7 @@ import type { Layer, OperationDeps } from "../ports.js";
 import type { Bullet, FeedbackEvent, Playbook } from "../schemas/playbook.js";
 import { ReflectionRevertSchema, ReflectionRunSchema, type JournalEvent, type ReflectionRun } from "../schemas/records.js";
 import { mutatePlaybookJournaled, requireNonEmpty } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm undo --run <runId>` (beyond the original): takes back exactly what one reflection run did,
@@ -14,14 +15,14 @@ import { mutatePlaybookJournaled, requireNonEmpty } from "./shared.js";
  * a conflict: the later edit wins.
  */
 
-export const UndoRunInputSchema = z.object({
+export const UndoRunInputSchema = lazySchema(() => z.object({
   runId: z.string(),
   dryRun: z.boolean().optional(),
-});
+}));
 
-const ConflictSchema = z.looseObject({ bulletId: z.string(), field: z.string(), reason: z.string() });
+const ConflictSchema = lazySchema(() => z.looseObject({ bulletId: z.string(), field: z.string(), reason: z.string() }));
 
-export const UndoRunResultSchema = z.looseObject({
+export const UndoRunResultSchema = lazySchema(() => z.looseObject({
   runId: z.string(),
   action: z.literal("revert-run"),
   dryRun: z.boolean(),
@@ -34,7 +35,7 @@ export const UndoRunResultSchema = z.looseObject({
   conflicts: z.array(ConflictSchema),
   layers: z.array(z.enum(["global", "repo"])),
   message: z.string(),
-});
+}));
 export type UndoRunResult = z.output<typeof UndoRunResultSchema>;
 
 /** Fields whose values the revert restores (counters follow the removed feedback events instead). */

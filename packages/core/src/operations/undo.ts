@@ -9,19 +9,20 @@ import { MATURITIES, type Bullet, type FeedbackEvent } from "../schemas/playbook
 import type { JournalEvent } from "../schemas/records.js";
 import { FORGET_SOURCE_SESSION } from "./forget.js";
 import { locateBullet, mutatePlaybookJournaled, preview, requireBulletIndex, requireNonEmpty } from "./shared.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const UndoInputSchema = z.object({
+export const UndoInputSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   feedback: z.boolean().optional(),
   hard: z.boolean().optional(),
   yes: z.boolean().optional(),
   dryRun: z.boolean().optional(),
-});
+}));
 
-const maturity = z.enum(MATURITIES);
-const LastFeedbackSchema = z.looseObject({ type: z.enum(["helpful", "harmful"]), timestamp: z.string() });
+const maturity = lazySchema(() => z.enum(MATURITIES));
+const LastFeedbackSchema = lazySchema(() => z.looseObject({ type: z.enum(["helpful", "harmful"]), timestamp: z.string() }));
 
-const PlanSchema = z.object({
+const PlanSchema = lazySchema(() => z.object({
   plan: z.object({
     dryRun: z.literal(true),
     action: z.enum(["un-deprecate", "undo-feedback", "hard-delete"]),
@@ -41,9 +42,9 @@ const PlanSchema = z.object({
     wouldChange: z.string(),
     applyCommand: z.string(),
   }),
-});
+}));
 
-const UndeprecateSchema = z.object({
+const UndeprecateSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   action: z.literal("un-deprecate"),
   before: z.object({
@@ -61,17 +62,17 @@ const UndeprecateSchema = z.object({
   /** The anti-pattern `forget --invert` had created, deprecated again by this undo. */
   antiPatternDeprecated: z.string().optional(),
   message: z.string(),
-});
+}));
 
-const UndoFeedbackSchema = z.object({
+const UndoFeedbackSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   action: z.literal("undo-feedback"),
   before: z.object({ helpfulCount: z.number(), harmfulCount: z.number(), lastFeedback: LastFeedbackSchema }),
   after: z.object({ helpfulCount: z.number(), harmfulCount: z.number(), feedbackEventsCount: z.number() }),
   message: z.string(),
-});
+}));
 
-const HardDeleteSchema = z.object({
+const HardDeleteSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   action: z.literal("hard-delete"),
   path: z.string(),
@@ -79,9 +80,9 @@ const HardDeleteSchema = z.object({
   before: z.looseObject({ deprecated: z.boolean(), state: z.string(), maturity }),
   after: z.object({ deleted: z.literal(true) }),
   message: z.string(),
-});
+}));
 
-export const UndoResultSchema = z.union([PlanSchema, UndeprecateSchema, UndoFeedbackSchema, HardDeleteSchema]);
+export const UndoResultSchema = lazySchema(() => z.union([PlanSchema, UndeprecateSchema, UndoFeedbackSchema, HardDeleteSchema]));
 export type UndoResult = z.output<typeof UndoResultSchema>;
 
 /** Fields a deprecation changes; the journal's `before` values of these are what undo restores. */

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { defineOperation } from "../operation.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * `cm usage` (reference §1.5.11, §4.9, §5.15): LLM spending today, this month and in total, from
@@ -22,9 +23,9 @@ export function budgetLimitState(spent: number, limit: number): "none" | "blocke
   return budgetBlocks(spent, limit) ? "blocked" : "ok";
 }
 
-export const UsageInputSchema = z.object({});
+export const UsageInputSchema = lazySchema(() => z.object({}));
 
-export const UsageResultSchema = z.object({
+export const UsageResultSchema = lazySchema(() => z.object({
   /** USD spent today (local date). */
   today: z.number(),
   /** USD spent this month (UTC month). */
@@ -35,7 +36,7 @@ export const UsageResultSchema = z.object({
   monthlyLimit: z.number(),
   /** Whether each limit currently blocks LLM calls (beyond the original). */
   blocked: z.object({ daily: z.boolean(), monthly: z.boolean() }).optional(),
-});
+}));
 export type UsageResult = z.output<typeof UsageResultSchema>;
 
 export const usageOperation = defineOperation({

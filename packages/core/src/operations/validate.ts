@@ -6,6 +6,7 @@ import { resolveLearning } from "../learning/fallback.js";
 import { defineOperation } from "../operation.js";
 import type { LearningKind } from "../ports.js";
 import { DegradedSchema } from "./context.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /** Confidence of the gate's own verdicts (reference §1.5.12). */
 export const STRONG_FAILURE_CONFIDENCE = 0.9;
@@ -14,16 +15,16 @@ export const NO_EVIDENCE_CONFIDENCE = 0.6;
 /** A REFINE verdict is reported as ACCEPT_WITH_CAUTION with its confidence scaled by this. */
 export const REFINE_CONFIDENCE_FACTOR = 0.8;
 
-export const ValidateInputSchema = z.object({
+export const ValidateInputSchema = lazySchema(() => z.object({
   rule: z.string(),
   /** Adds the evidence gate's figures (`gate`) to the result. */
   verbose: z.boolean().optional(),
-});
+}));
 export type ValidateInput = z.output<typeof ValidateInputSchema>;
 
 export const VALIDATE_VERDICTS = ["ACCEPT", "REJECT", "ACCEPT_WITH_CAUTION"] as const;
 
-export const ValidateResultSchema = z.object({
+export const ValidateResultSchema = lazySchema(() => z.object({
   proposedRule: z.string(),
   verdict: z.enum(VALIDATE_VERDICTS),
   confidence: z.number(),
@@ -48,7 +49,7 @@ export const ValidateResultSchema = z.object({
       failureCount: z.number(),
     })
     .optional(),
-});
+}));
 export type ValidateResult = z.output<typeof ValidateResultSchema>;
 
 function clamp01(value: number): number {

@@ -7,23 +7,24 @@ import { EvidenceSchema, VerificationSchema, type Bullet, type Playbook } from "
 import type { DiaryEntry } from "../schemas/records.js";
 import { loadMergedPlaybook } from "./shared.js";
 import { round2 } from "./top.js";
+import { lazySchema } from "../schemas/lazy.js";
 
-export const WhyInputSchema = z.object({
+export const WhyInputSchema = lazySchema(() => z.object({
   bulletId: z.string(),
   /** More sources (10 instead of 5), feedback and journal events (20 instead of 8). */
   verbose: z.boolean().optional(),
-});
+}));
 export type WhyInput = z.input<typeof WhyInputSchema>;
 
-const FeedbackItemSchema = z.object({
+const FeedbackItemSchema = lazySchema(() => z.object({
   type: z.enum(["helpful", "harmful"]),
   timestamp: z.string(),
   sessionPath: z.string().optional(),
   reason: z.string().optional(),
   context: z.string().optional(),
-});
+}));
 
-const JournalItemSchema = z.object({
+const JournalItemSchema = lazySchema(() => z.object({
   timestamp: z.string(),
   operation: z.string(),
   change: z.string(),
@@ -31,9 +32,9 @@ const JournalItemSchema = z.object({
   layer: z.enum(["global", "repo"]),
   reason: z.string().optional(),
   source: z.string().optional(),
-});
+}));
 
-export const WhyResultSchema = z.object({
+export const WhyResultSchema = lazySchema(() => z.object({
   bullet: z.object({
     id: z.string(),
     content: z.string(),
@@ -67,7 +68,7 @@ export const WhyResultSchema = z.object({
   }),
   /** Audit-journal events of this bullet from both layers, newest first (≤8, ≤20 verbose). */
   journal: z.array(JournalItemSchema),
-});
+}));
 export type WhyResult = z.output<typeof WhyResultSchema>;
 
 type Effectiveness = WhyResult["currentStatus"]["effectiveness"];

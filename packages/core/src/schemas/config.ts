@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { lazySchema } from "./lazy.js";
 
 /**
  * The configuration of cm with every key and default of the original (reference §3.1), in the
@@ -24,18 +25,18 @@ export const DEFAULT_SESSION_EXCLUDE_PATTERNS = [
   "/subagents/workflows/",
 ] as const;
 
-export const ScoringConfigSchema = z.looseObject({
+export const ScoringConfigSchema = lazySchema(() => z.looseObject({
   decayHalfLifeDays: z.number().default(90),
   harmfulMultiplier: z.number().default(4),
   minFeedbackForActive: z.number().default(3),
   minHelpfulForProven: z.number().default(10),
   maxHarmfulRatioForProven: z.number().default(0.1),
-});
+}));
 export type ScoringConfig = z.output<typeof ScoringConfigSchema>;
 
-const positiveInt = z.number().int().positive();
+const positiveInt = lazySchema(() => z.number().int().positive());
 
-export const ConfigSchema = z.looseObject({
+export const ConfigSchema = lazySchema(() => z.looseObject({
   schema_version: z.number().default(1),
   provider: z.enum(LLM_PROVIDERS).default("anthropic"),
   model: z.string().default("claude-sonnet-5"),
@@ -193,7 +194,7 @@ export const ConfigSchema = z.looseObject({
         .optional(),
     })
     .default({ backend: "yaml" }),
-});
+}));
 
 export type Config = z.output<typeof ConfigSchema>;
 export type ConfigInput = z.input<typeof ConfigSchema>;

@@ -8,6 +8,7 @@ export const BULLET_KINDS = ["project_convention", "stack_pattern", "workflow_ru
 export const BULLET_STATES = ["draft", "active", "retired"] as const;
 export const MATURITIES = ["candidate", "established", "proven", "deprecated"] as const;
 import { HARMFUL_REASONS } from "../domain/bullet-state.js";
+import { lazySchema } from "./lazy.js";
 export { HARMFUL_REASONS };
 export const FEEDBACK_TYPES = ["helpful", "harmful"] as const;
 
@@ -20,12 +21,12 @@ export type Maturity = (typeof MATURITIES)[number];
 export type HarmfulReason = (typeof HARMFUL_REASONS)[number];
 export type FeedbackType = (typeof FEEDBACK_TYPES)[number];
 
-const timestamp = z.preprocess(toIsoString, z.string().min(1));
-const optionalTimestamp = z.preprocess(toIsoString, z.string()).optional();
+const timestamp = lazySchema(() => z.preprocess(toIsoString, z.string().min(1)));
+const optionalTimestamp = lazySchema(() => z.preprocess(toIsoString, z.string()).optional());
 
 const FEEDBACK_KEYS = new Set(["type", "timestamp", "sessionPath", "reason", "context", "decayedValue"]);
 
-export const FeedbackEventSchema = z.preprocess(
+export const FeedbackEventSchema = lazySchema(() => z.preprocess(
   (v) => camelizeKnownKeys(v, FEEDBACK_KEYS),
   z.looseObject({
     type: z.enum(FEEDBACK_TYPES),
@@ -36,18 +37,18 @@ export const FeedbackEventSchema = z.preprocess(
     context: z.string().optional(),
     decayedValue: z.number().optional(),
   }),
-);
+));
 export type FeedbackEvent = z.output<typeof FeedbackEventSchema>;
 
 /** Where a rule comes from, so a reader can check it (beyond the original). */
 export const EVIDENCE_TYPES = ["session", "code", "artifact", "log", "ticket", "doc", "assumption"] as const;
 export type EvidenceType = (typeof EVIDENCE_TYPES)[number];
 
-export const EvidenceSchema = z.looseObject({
+export const EvidenceSchema = lazySchema(() => z.looseObject({
   type: z.enum(EVIDENCE_TYPES),
   uri: z.string().min(1),
   note: z.string().optional(),
-});
+}));
 export type Evidence = z.output<typeof EvidenceSchema>;
 
 export const VERIFICATION_TYPES = ["file_exists", "regex"] as const;
@@ -60,12 +61,12 @@ export type VerificationMode = (typeof VERIFICATION_MODES)[number];
  * `regex` searches the file `path` for `pattern`. `mode: absent` expects the opposite. Paths are
  * relative to the workspace unless absolute.
  */
-export const VerificationSchema = z.looseObject({
+export const VerificationSchema = lazySchema(() => z.looseObject({
   type: z.enum(VERIFICATION_TYPES),
   pattern: z.string().min(1),
   path: z.string().optional(),
   mode: z.enum(VERIFICATION_MODES).default("exists"),
-});
+}));
 export type Verification = z.output<typeof VerificationSchema>;
 
 export const BULLET_KEYS: ReadonlySet<string> = new Set([
@@ -77,7 +78,7 @@ export const BULLET_KEYS: ReadonlySet<string> = new Set([
   "validFrom", "validTo",
 ]);
 
-export const BulletSchema = z.preprocess(
+export const BulletSchema = lazySchema(() => z.preprocess(
   (v) => camelizeKnownKeys(v, BULLET_KEYS),
   z.looseObject({
     id: z.string().min(1),
@@ -119,12 +120,12 @@ export const BulletSchema = z.preprocess(
     validFrom: optionalTimestamp,
     validTo: optionalTimestamp,
   }),
-);
+));
 export type Bullet = z.output<typeof BulletSchema>;
 export type BulletInput = z.input<typeof BulletSchema>;
 
 const PATTERN_KEYS = new Set(["pattern", "deprecatedAt", "reason", "replacement"]);
-export const DeprecatedPatternSchema = z.preprocess(
+export const DeprecatedPatternSchema = lazySchema(() => z.preprocess(
   (v) => camelizeKnownKeys(v, PATTERN_KEYS),
   z.looseObject({
     pattern: z.string(),
@@ -132,11 +133,11 @@ export const DeprecatedPatternSchema = z.preprocess(
     reason: z.string(),
     replacement: z.string().optional(),
   }),
-);
+));
 export type DeprecatedPattern = z.output<typeof DeprecatedPatternSchema>;
 
 const METADATA_KEYS = new Set(["createdAt", "lastReflection", "totalReflections", "totalSessionsProcessed"]);
-export const PlaybookMetadataSchema = z.preprocess(
+export const PlaybookMetadataSchema = lazySchema(() => z.preprocess(
   (v) => camelizeKnownKeys(v, METADATA_KEYS),
   z.looseObject({
     createdAt: timestamp,
@@ -144,11 +145,11 @@ export const PlaybookMetadataSchema = z.preprocess(
     totalReflections: z.number().default(0),
     totalSessionsProcessed: z.number().default(0),
   }),
-);
+));
 export type PlaybookMetadata = z.output<typeof PlaybookMetadataSchema>;
 
 const PLAYBOOK_KEYS = new Set(["name", "description", "metadata", "deprecatedPatterns", "bullets"]);
-export const PlaybookSchema = z.preprocess(
+export const PlaybookSchema = lazySchema(() => z.preprocess(
   (v) => camelizeKnownKeys(v, PLAYBOOK_KEYS, new Set(["schema_version"])),
   z.looseObject({
     schema_version: z.number().default(2),
@@ -158,16 +159,16 @@ export const PlaybookSchema = z.preprocess(
     deprecatedPatterns: z.array(DeprecatedPatternSchema).default([]),
     bullets: z.array(BulletSchema).default([]),
   }),
-);
+));
 export type Playbook = z.output<typeof PlaybookSchema>;
 
 /** `blocked.log` / `toxic_bullets.log` line (reference §4.6). */
-export const BlockedEntrySchema = z.looseObject({
+export const BlockedEntrySchema = lazySchema(() => z.looseObject({
   id: z.string().min(1),
   content: z.string(),
   reason: z.string().optional(),
   forgottenAt: optionalTimestamp,
-});
+}));
 export type BlockedEntry = z.output<typeof BlockedEntrySchema>;
 
 export const PLAYBOOK_SCHEMA_VERSION = 2;

@@ -1,11 +1,12 @@
 import * as z from "zod";
 import { toIsoString } from "./tolerant.js";
+import { lazySchema } from "./lazy.js";
 
 /** Records other than the playbook (reference §4.4–4.9, §7). Unknown fields are preserved. */
 
-const timestamp = z.preprocess(toIsoString, z.string().min(1));
+const timestamp = lazySchema(() => z.preprocess(toIsoString, z.string().min(1)));
 
-export const DiaryEntrySchema = z.looseObject({
+export const DiaryEntrySchema = lazySchema(() => z.looseObject({
   id: z.string().min(1),
   sessionPath: z.string(),
   timestamp,
@@ -30,14 +31,14 @@ export const DiaryEntrySchema = z.looseObject({
     .default([]),
   tags: z.array(z.string()).default([]),
   searchAnchors: z.array(z.string()).default([]),
-});
+}));
 export type DiaryEntry = z.output<typeof DiaryEntrySchema>;
 
-const scopeEnum = z.enum(["global", "workspace", "language", "framework", "task"]);
-const kindEnum = z.enum(["project_convention", "stack_pattern", "workflow_rule", "anti_pattern"]);
+const scopeEnum = lazySchema(() => z.enum(["global", "workspace", "language", "framework", "task"]));
+const kindEnum = lazySchema(() => z.enum(["project_convention", "stack_pattern", "workflow_rule", "anti_pattern"]));
 
 /** A proposed change to the playbook (reflector output, curator input). */
-export const DeltaSchema = z.discriminatedUnion("type", [
+export const DeltaSchema = lazySchema(() => z.discriminatedUnion("type", [
   z.looseObject({
     type: z.literal("add"),
     bullet: z.looseObject({
@@ -86,11 +87,11 @@ export const DeltaSchema = z.discriminatedUnion("type", [
     mergedContent: z.string().min(1),
     reason: z.string().optional(),
   }),
-]);
+]));
 export type Delta = z.output<typeof DeltaSchema>;
 
 export const OUTCOME_STATUSES = ["success", "failure", "mixed", "partial"] as const;
-export const OutcomeRecordSchema = z.looseObject({
+export const OutcomeRecordSchema = lazySchema(() => z.looseObject({
   sessionId: z.string(),
   outcome: z.enum(OUTCOME_STATUSES),
   rulesUsed: z.array(z.string()).default([]),
@@ -103,10 +104,10 @@ export const OutcomeRecordSchema = z.looseObject({
   autoGraded: z.boolean().optional(),
   recordedAt: timestamp,
   path: z.string().optional(),
-});
+}));
 export type OutcomeRecord = z.output<typeof OutcomeRecordSchema>;
 
-export const TraumaEntrySchema = z.looseObject({
+export const TraumaEntrySchema = lazySchema(() => z.looseObject({
   id: z.string().min(1),
   severity: z.enum(["CRITICAL", "FATAL"]),
   pattern: z.string().min(1),
@@ -119,18 +120,18 @@ export const TraumaEntrySchema = z.looseObject({
     human_message: z.string().optional(),
   }),
   created_at: timestamp,
-});
+}));
 export type TraumaEntry = z.output<typeof TraumaEntrySchema>;
 
-export const ProcessedSessionSchema = z.looseObject({
+export const ProcessedSessionSchema = lazySchema(() => z.looseObject({
   sessionPath: z.string(),
   processedAt: timestamp,
   diaryId: z.string().optional(),
   deltasGenerated: z.number().default(0),
-});
+}));
 export type ProcessedSession = z.output<typeof ProcessedSessionSchema>;
 
-export const ContextLogEntrySchema = z.looseObject({
+export const ContextLogEntrySchema = lazySchema(() => z.looseObject({
   task: z.string(),
   ruleIds: z.array(z.string()).default([]),
   antiPatternIds: z.array(z.string()).default([]),
@@ -138,10 +139,10 @@ export const ContextLogEntrySchema = z.looseObject({
   session: z.string().optional(),
   timestamp,
   source: z.string().default("context"),
-});
+}));
 export type ContextLogEntry = z.output<typeof ContextLogEntrySchema>;
 
-export const OnboardingStateSchema = z.looseObject({
+export const OnboardingStateSchema = lazySchema(() => z.looseObject({
   version: z.literal(1),
   startedAt: timestamp,
   lastUpdatedAt: timestamp,
@@ -158,7 +159,7 @@ export const OnboardingStateSchema = z.looseObject({
   stats: z
     .looseObject({ totalSessionsProcessed: z.number().default(0), totalRulesExtracted: z.number().default(0) })
     .default({ totalSessionsProcessed: 0, totalRulesExtracted: 0 }),
-});
+}));
 export type OnboardingState = z.output<typeof OnboardingStateSchema>;
 
 /**
@@ -185,7 +186,7 @@ export type JournalOperation = (typeof JOURNAL_OPERATIONS)[number];
 export const JOURNAL_CHANGES = ["created", "deleted", "feedback", "content", "deprecated", "restored", "updated"] as const;
 export type JournalChange = (typeof JOURNAL_CHANGES)[number];
 
-export const JournalEventSchema = z.looseObject({
+export const JournalEventSchema = lazySchema(() => z.looseObject({
   id: z.string().min(1),
   timestamp,
   operation: z.string().min(1),
@@ -203,7 +204,7 @@ export const JournalEventSchema = z.looseObject({
   /** The tracked fields that changed, with their values before and after. */
   before: z.record(z.string(), z.unknown()).optional(),
   after: z.record(z.string(), z.unknown()).optional(),
-});
+}));
 export type JournalEvent = z.output<typeof JournalEventSchema>;
 
 /**
@@ -211,7 +212,7 @@ export type JournalEvent = z.output<typeof JournalEventSchema>;
  * A `run` record is appended when a reflection changed the playbook; a `revert` record when
  * `cm undo --run` took it back.
  */
-export const ReflectionRunSchema = z.looseObject({
+export const ReflectionRunSchema = lazySchema(() => z.looseObject({
   type: z.literal("run"),
   runId: z.string().min(1),
   startedAt: timestamp,
@@ -234,14 +235,14 @@ export const ReflectionRunSchema = z.looseObject({
   /** Bullets the run created or changed. */
   bulletIds: z.array(z.string()).default([]),
   errors: z.array(z.string()).default([]),
-});
+}));
 export type ReflectionRun = z.output<typeof ReflectionRunSchema>;
 
-export const ReflectionRevertSchema = z.looseObject({
+export const ReflectionRevertSchema = lazySchema(() => z.looseObject({
   type: z.literal("revert"),
   runId: z.string().min(1),
   revertedAt: timestamp,
   /** Bullets changed by the revert. */
   bulletIds: z.array(z.string()).default([]),
-});
+}));
 export type ReflectionRevert = z.output<typeof ReflectionRevertSchema>;

@@ -13,6 +13,7 @@ import {
   type Playbook,
 } from "../schemas/playbook.js";
 import { camelizeKnownKeys, isPlainObject } from "../schemas/tolerant.js";
+import { lazySchema } from "../schemas/lazy.js";
 
 /**
  * Starter playbooks (reference §1.5.18): named sets of rules that seed an empty playbook. A starter
@@ -51,9 +52,9 @@ export interface ResolvedStarter extends StarterDocument {
 
 const SPEC_KEYS = new Set(["id", "category", "content", "tags", "kind", "type", "isNegative", "scope", "scopeKey"]);
 
-const nonEmpty = z.string().trim().min(1);
+const nonEmpty = lazySchema(() => z.string().trim().min(1));
 
-export const StarterBulletSpecSchema = z.preprocess(
+export const StarterBulletSpecSchema = lazySchema(() => z.preprocess(
   (v) => camelizeKnownKeys(v, SPEC_KEYS),
   z.looseObject({
     id: nonEmpty.optional(),
@@ -66,14 +67,14 @@ export const StarterBulletSpecSchema = z.preprocess(
     scope: z.enum(BULLET_SCOPES).optional(),
     scopeKey: z.string().optional(),
   }),
-);
+));
 
 /** A custom starter file: `name` defaults to the file name, `description` to "". */
-export const StarterFileSchema = z.looseObject({
+export const StarterFileSchema = lazySchema(() => z.looseObject({
   name: nonEmpty.optional(),
   description: z.string().optional(),
   bullets: z.array(StarterBulletSpecSchema),
-});
+}));
 
 /** The file name without directories and extension (`/x/starters/team.yaml` → `team`). */
 export function starterNameFromPath(path: string): string {
