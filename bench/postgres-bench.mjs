@@ -61,7 +61,9 @@ try {
       } else {
         store = storeSqlite.createSqliteStore({ globalDir, repoDir: null, logger: silent });
       }
+      const loadStarted = performance.now();
       await store.transfer.writeSection({ key: "global/playbook", kind: "playbook", layer: "global", playbook });
+      log(`${backend} ${size}: loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
       if (backend === "postgres") {
         // A long-lived database is vacuumed and analysed by autovacuum; right after a bulk load it
         // is not yet (every first read would set hint bits and write pages back). Do it now.

@@ -12,10 +12,13 @@ import type { Sql } from "./database.js";
  *    it says little about a rule and is what makes an OR query match most of the playbook. How many
  *    bullets hold a lexeme in each column comes from `cm_terms` (schema migration 2, kept by
  *    triggers in every write), so deciding costs one indexed read, not a scan of the term's list.
- *    Phrases the table cannot answer exactly are counted through the GIN index, up to the cap.
+ *    Terms the table cannot answer exactly are counted (their one-lexeme phrasings from the
+ *    postings, their longer ones through the GIN index), up to the cap.
  *    Unlike the SQLite store, stop words (PostgreSQL's english list) are no terms at all.
- * 3. The other terms are matched through the GIN index of `cm_search` (a narrow copy of what the
- *    search needs, so matches sit on few pages), one bitmap scan per term. A bullet scores,
+ * 3. The other terms' matches are read from `cm_postings` (schema migration 3: one index entry per
+ *    bullet and lexeme holding its columns and active state, read by index-only scans) for every
+ *    one-lexeme word or phrasing, and through the GIN index of `cm_search` for phrasings of
+ *    several words (they need positions). A bullet scores,
  *    per term, weight × idf × saturated count of the columns holding it (BM25's tf part, k1 = 1.2),
  *    summed. Active bullets matching in content or tags come first, category-only ones fill up.
  * 4. The best POOL_FACTOR × limit active bullets are damped for length (as bm25 does) and the best

@@ -142,6 +142,7 @@ export class PgDatabase {
   afterWrite: (() => void) | null = null;
   private pool: pg.Pool | null = null;
   private ready: Promise<void> | null = null;
+  private warming: Promise<void> | null = null;
   private readonly options: PgDatabaseOptions;
 
   constructor(options: PgDatabaseOptions) {
@@ -177,11 +178,31 @@ export class PgDatabase {
   }
 
   private async connect(): Promise<pg.PoolClient> {
+    // Queries made while the first connection is being opened wait for it rather than open more.
+    if (this.warming !== null) await this.warming;
     try {
       return await this.getPool().connect();
     } catch (error) {
       throw pgFailure(error, this.url);
     }
+  }
+
+  /**
+   * Opens one connection into the pool ahead of the first query, so that the server's connection
+   * start-up (process, authentication) overlaps whatever the caller does before its first read.
+   * Nothing is read or written; a failure is left for the first real use to report.
+   */
+  warm(): void {
+    if (this.pool !== null) return;
+    this.warming = this.getPool()
+      .connect()
+      .then(
+        (client) => client.release(),
+        () => undefined,
+      )
+      .finally(() => {
+        this.warming = null;
+      });
   }
 
   /** Applies missing migrations once per store (again after a failure). */

@@ -204,6 +204,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     lockTimeoutMs,
     connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
   });
+  db.warm();
   const globalSpace = checkSpace(options.globalSpace ?? GLOBAL_SPACE);
   const repoSpace = repoDir === null ? null : checkSpace(options.repoSpace ?? `repo:${repoDir}`);
   const where = (space: string): string => `${db.where}#${space}`;
