@@ -211,7 +211,11 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     return read === null ? null : { layout, cacheBytes, read };
   }
 
-  /** After a write (outside the lock): the parse cache of the new bytes, then their layout. Best effort. */
+  /**
+   * After a write, still under the playbook's lock: the parse cache record of the new bytes for the
+   * next reader, then their layout for the next writer (which then finds it even when it was waiting
+   * for the lock). Best effort, never throws; a crash before it only costs the next reader a parse.
+   */
   async function recordWritten(path: string, written: Written): Promise<void> {
     if (cache === null || written.bytes.length < cacheMinBytes) return;
     const absPath = resolve(path);
@@ -301,8 +305,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     const path = playbookPathOf(layer);
     const journalPath = journalPathOf(layer);
     if (path === null || journalPath === null) throw notInRepo();
-    let written: Written | null = null;
-    const result = await withLock(
+    return withLock(
       path,
       async () => {
         // A change interrupted by a crash is settled before the next one (journal-intent.ts).
@@ -344,7 +347,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
         if (events.length === 0) {
           await atomicWriteFile(path, next.bytes);
           await rewriteJournalFile(journalPath, rewrites);
-          written = next;
+          await recordWritten(path, next);
           return value;
         }
         // Intent, playbook, journal, all under the playbook's lock (docs/adr/0012-journal-crash-safety.md):
@@ -359,15 +362,11 @@ export function createYamlStore(options: YamlStoreOptions): Store {
         crashPoint("yaml:after-journal-append");
         await unlink(intentPath);
         await rewriteJournalFile(journalPath, rewrites);
-        written = next;
+        await recordWritten(path, next);
         return value;
       },
       lockOptions,
     );
-    // Prime the parse cache for the next reader, outside the lock (keyed by content, so races only miss).
-    const done = written as Written | null;
-    if (done !== null) await recordWritten(path, done);
-    return result;
   }
 
   /** Applies MutationTx.rewriteJournal requests to the journal file (atomic replace; other lines kept). */
