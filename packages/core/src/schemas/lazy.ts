@@ -8,6 +8,7 @@ import * as z from "zod";
  */
 
 /** Returns a function that builds the value on its first call and returns that same value afterwards. */
+/* @__NO_SIDE_EFFECTS__ */
 export function lazyValue<T>(build: () => T): () => T {
   let built = false;
   let value: T;
@@ -32,7 +33,10 @@ export function lazyValue<T>(build: () => T): () => T {
  *
  * Use it for exported schemas (public API) and schemas used inside other ones; plain values or
  * object shapes can use `lazyValue`.
+ *
+ * Marked free of side effects, so that bundlers drop the schemas a bundle never uses.
  */
+/* @__NO_SIDE_EFFECTS__ */
 export function lazySchema<T extends z.core.$ZodType>(build: () => T): T {
   // 0: not built; 1: being constructed (operations go straight to the target); 2: built.
   let state = 0;
