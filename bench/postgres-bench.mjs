@@ -7,6 +7,7 @@
 //   - `cm mark <id> --helpful --json` as a whole process (median), and the store's own time for
 //     the scoped mutation behind it (in-process `mutatePlaybook` with `bulletIds`, median).
 //   - The PostgreSQL database is vacuumed and analysed after the load (as autovacuum would soon).
+//   - Both backends are loaded first, then their runs alternate (a load change hits both alike).
 //
 // Run after `pnpm build`: `node bench/postgres-bench.mjs` (`pnpm bench:postgres`). Options:
 // --no-doc (print only). Environment: PG_BENCH_SIZES ("1000,10000,100000"), PG_BENCH_RUNS (7).
@@ -47,6 +48,9 @@ try {
     const tasks = benchTasks(RUNS);
     const markIds = bullets.filter((_, i) => i % Math.max(1, Math.floor(size / RUNS)) === 0).slice(0, RUNS).map((b) => b.id);
     const playbook = { ...core.createEmptyPlaybook("2026-11-23T00:00:00.000Z", "global"), bullets };
+    // Both backends are loaded first; then their process runs alternate (sqlite, postgres, sqlite,
+    // …), so that a change in the machine's load during the run affects both alike.
+    const setups = {};
     for (const backend of ["sqlite", "postgres"]) {
       const home = mkdtempSync(join(tmpdir(), `cm-pg-bench-${backend}-`));
       const globalDir = join(home, ".cass-memory");
@@ -87,23 +91,28 @@ try {
         inProcess.push(performance.now() - t);
       }
       await store.close();
-      const run = (args) => {
-        let t = performance.now();
-        let r = spawnSync(process.execPath, [cli, ...args], { cwd: home, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
-        // A build running at the same time empties dist/: wait for it rather than fail.
-        for (let retry = 0; r.status !== 0 && /ENOENT[^\n]*\/dist\/|ERR_MODULE_NOT_FOUND|Cannot find module [^\n]*\/dist\//.test(r.stderr) && retry < 60; retry++) {
-          log("the CLI is being rebuilt; waiting 5 s");
-          spawnSync("sleep", ["5"]);
-          t = performance.now();
-          r = spawnSync(process.execPath, [cli, ...args], { cwd: home, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
-        }
-        const ms = performance.now() - t;
-        if (r.status !== 0) throw new Error(`cm ${args[0]} failed (${r.status}) on ${backend} at ${size}: ${r.stderr.slice(0, 400)}`);
-        return ms;
-      };
-      run(["context", tasks[0], "--json"]); // warm-up (first open, OS caches)
-      const context = tasks.map((task) => run(["context", task, "--json"]));
-      const mark = markIds.map((id) => run(["mark", id, "--helpful", "--json"]));
+      setups[backend] = { home, env, inProcess, context: [], mark: [] };
+    }
+    const run = (backend, args) => {
+      const { home, env } = setups[backend];
+      let t = performance.now();
+      let r = spawnSync(process.execPath, [cli, ...args], { cwd: home, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+      // A build running at the same time empties dist/: wait for it rather than fail.
+      for (let retry = 0; r.status !== 0 && /ENOENT[^\n]*\/dist\/|ERR_MODULE_NOT_FOUND|Cannot find module [^\n]*\/dist\/|SyntaxError: Unexpected end of input/.test(r.stderr) && retry < 60; retry++) {
+        log("the CLI is being rebuilt; waiting 5 s");
+        spawnSync("sleep", ["5"]);
+        t = performance.now();
+        r = spawnSync(process.execPath, [cli, ...args], { cwd: home, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+      }
+      const ms = performance.now() - t;
+      if (r.status !== 0) throw new Error(`cm ${args[0]} failed (${r.status}) on ${backend} at ${size}: ${r.stderr.slice(0, 400)}`);
+      return ms;
+    };
+    for (const backend of ["sqlite", "postgres"]) run(backend, ["context", tasks[0], "--json"]); // warm-up (first open, OS caches)
+    for (const task of tasks) for (const backend of ["sqlite", "postgres"]) setups[backend].context.push(run(backend, ["context", task, "--json"]));
+    for (const id of markIds) for (const backend of ["sqlite", "postgres"]) setups[backend].mark.push(run(backend, ["mark", id, "--helpful", "--json"]));
+    for (const backend of ["sqlite", "postgres"]) {
+      const { home, context, mark, inProcess } = setups[backend];
       rows.push({ size, backend, context: median(context), mark: median(mark), markStore: median(inProcess) });
       log(`${backend} ${size}: context ${fmt(median(context))} ms, mark ${fmt(median(mark))} ms (store ${fmt(median(inProcess))} ms)`);
       rmSync(home, { recursive: true, force: true });
