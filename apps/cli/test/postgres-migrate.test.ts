@@ -109,4 +109,22 @@ describe("cm storage migrate out of PostgreSQL", () => {
     expect(readdirSync(globalDir)).toEqual(["config.json"]);
     expect(configOf().storage?.backend).toBe("postgres");
   });
+
+  it("an unreachable database: context, mark and playbook add fail with exit 5 and leave no file in the memory folder", { timeout: 60_000 }, async () => {
+    const url = `postgres://alice:Sup3rS3cretPw@127.0.0.1:${await freePort()}/team`;
+    const globalDir = join(home, ".cass-memory");
+    mkdirSync(globalDir, { recursive: true });
+    writeFileSync(join(globalDir, "config.json"), JSON.stringify({ storage: { backend: "postgres" } }, null, 2));
+    for (const args of [
+      ["context", "rotate the staging database password", "--json"],
+      ["mark", "b-abc123", "--helpful", "--json"],
+      ["playbook", "add", "Rotate the staging database password monthly", "--json"],
+    ]) {
+      const refused = run(args, { CASS_MEMORY_DATABASE_URL: url });
+      expect({ args, code: refused.code }, refused.stderr).toEqual({ args, code: 5 });
+      expect(JSON.parse(refused.stdout).error.code).toBe("NETWORK_ERROR");
+      expect(refused.stdout + refused.stderr).not.toContain("Sup3rS3cretPw");
+      expect({ args, files: readdirSync(globalDir) }).toEqual({ args, files: ["config.json"] });
+    }
+  });
 });

@@ -33,20 +33,30 @@ function messageOf(error: unknown): string {
  * otherwise compiled and saved. Nothing to do once the map exists in this process.
  */
 export async function primeConcepts(cache: LexicalCache | undefined, logger: Logger): Promise<void> {
-  if (cache === undefined || hasShippedConcepts()) return;
+  await (await loadConcepts(cache, logger))();
+}
+
+/**
+ * primeConcepts without the save: the map is available on return, and the returned function saves
+ * it when it was compiled here (a no-op otherwise). `cm context` saves only once the store has
+ * answered, so a command that fails on an unreachable store writes no file.
+ */
+export async function loadConcepts(cache: LexicalCache | undefined, logger: Logger): Promise<() => Promise<void>> {
+  const nothing = async (): Promise<void> => undefined;
+  if (cache === undefined || hasShippedConcepts()) return nothing;
   const fingerprint = lexicalFingerprint();
   try {
     const plan = decodeConceptPlan(await cache.read("concepts", fingerprint));
     if (plan !== null) {
       installShippedConcepts(plan);
-      return;
+      return nothing;
     }
   } catch (error) {
     logger.debug(`Ignoring the saved concept map: ${messageOf(error)}`);
   }
   shippedConcepts();
   const compiled = shippedConceptPlan();
-  if (compiled !== undefined) await cache.write("concepts", fingerprint, compiled);
+  return compiled === undefined ? nothing : () => cache.write("concepts", fingerprint, compiled);
 }
 
 /**
