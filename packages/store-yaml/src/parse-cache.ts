@@ -75,7 +75,7 @@ export function isJsonFaithful(value: unknown): boolean {
  * torn, never another version's content (each name holds one content, and the records name their
  * hash and path), and a torn record fails JSON parsing or the layout checks, so it is only a miss.
  */
-async function writeCacheFile(path: string, data: string | Uint8Array): Promise<void> {
+async function writeCacheFile(path: string, data: string | Uint8Array | readonly Uint8Array[]): Promise<void> {
   const tmp = tempPathFor(path);
   try {
     await mkdir(dirname(path), { recursive: true });
@@ -208,10 +208,10 @@ export class ParseCache {
 
   /**
    * Stores an already serialised cache record (JSON of `{format, path, hash, playbook}` with a
-   * validated playbook) and removes the other files of the same playbook. Returns whether it was
+   * validated playbook; pieces are written in order) and removes the other files of the same playbook. Returns whether it was
    * written; failures are logged at debug level and never thrown.
    */
-  async putBytes(path: string, hash: string, data: string | Uint8Array): Promise<boolean> {
+  async putBytes(path: string, hash: string, data: string | Uint8Array | readonly Uint8Array[]): Promise<boolean> {
     try {
       const name = this.fileFor(path, hash);
       await writeCacheFile(join(this.dir, name), data);

@@ -77,6 +77,18 @@ export class Pieces {
   bytes(): Buffer {
     return Buffer.concat(this.parts, this.size);
   }
+  /** The pieces themselves, to be written one after the other (no copy into fresh memory). */
+  list(): readonly Buffer[] {
+    return this.parts;
+  }
+}
+
+/** A serialised cache record: its bytes as pieces to write in order, and where each bullet's JSON is. */
+export interface CacheRecordBytes {
+  parts: readonly Buffer[];
+  size: number;
+  starts: number[];
+  ends: number[];
 }
 
 /** Writes the elements of a record's `bullets` array into `out`, recording where each one's JSON is. */
@@ -94,7 +106,7 @@ export function serializeCacheRecord(
   hash: string,
   playbook: Playbook,
   writeBullets: BulletsWriter,
-): { bytes: Buffer; starts: number[]; ends: number[] } | null {
+): CacheRecordBytes | null {
   const out = new Pieces();
   const starts: number[] = [];
   const ends: number[] = [];
@@ -119,7 +131,7 @@ export function serializeCacheRecord(
   }
   if (!sawBullets) return null;
   out.add("}}");
-  return { bytes: out.bytes(), starts, ends };
+  return { parts: out.list(), size: out.size, starts, ends };
 }
 
 /** A BulletsWriter for bullets given as JSON texts (callers check them with isJsonFaithful). */
@@ -304,7 +316,7 @@ function placeBullets(read: ScopedRead, after: readonly Bullet[]): { placed: Map
 export interface SplicedPlaybook {
   bytes: Buffer;
   /** Rebuilds the parse cache record for the new bytes (hash known) from the old cache bytes; null when it cannot. */
-  cacheRecord(format: number, absPath: string, hash: string): { bytes: Buffer; starts: number[]; ends: number[] } | null;
+  cacheRecord(format: number, absPath: string, hash: string): CacheRecordBytes | null;
   /** The new layout without hash, path and cache (null when the playbook has no bullets left). */
   layout: Pick<PlaybookLayout, "size" | "headerEnd" | "itemsStart" | "itemsEnd" | "starts" | "ids"> | null;
 }

@@ -44,7 +44,7 @@ import { createYamlTransfer } from "./transfer.js";
 import type { LockOptions } from "@cass-memory/node-files";
 import { PARSE_CACHE_FORMAT, ParseCache, isJsonFaithful, sha256Hex, statKey } from "./parse-cache.js";
 import { LAYOUT_FORMAT, checkLayout, readScoped, serializeCacheRecord, spliceScoped, writeBulletJsons, yamlLayoutOf } from "./playbook-splice.js";
-import type { PlaybookLayout, SplicedPlaybook } from "./playbook-splice.js";
+import type { CacheRecordBytes, PlaybookLayout, SplicedPlaybook } from "./playbook-splice.js";
 import { REPO_PLAYBOOK_HEADER, decodePlaybook, fromYaml, leadingComments, toYaml } from "./yaml-codec.js";
 
 export interface YamlStoreOptions {
@@ -219,7 +219,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
   async function recordWritten(path: string, written: Written): Promise<void> {
     if (cache === null || written.bytes.length < cacheMinBytes) return;
     const absPath = resolve(path);
-    let record: { bytes: Buffer; starts: number[]; ends: number[] } | null = null;
+    let record: CacheRecordBytes | null = null;
     let layout: Omit<PlaybookLayout, "format" | "path" | "hash" | "cache"> | null = null;
     try {
       if (written.kind === "splice") {
@@ -239,13 +239,13 @@ export function createYamlStore(options: YamlStoreOptions): Store {
       if (written.kind === "full") await cache.put(path, written.hash, written.playbook);
       return;
     }
-    if (!(await cache.putBytes(path, written.hash, record.bytes)) || layout === null) return;
+    if (!(await cache.putBytes(path, written.hash, record.parts)) || layout === null) return;
     await cache.writeLayout(path, {
       format: LAYOUT_FORMAT,
       path: absPath,
       hash: written.hash,
       ...layout,
-      cache: { size: record.bytes.length, starts: record.starts, ends: record.ends },
+      cache: { size: record.size, starts: record.starts, ends: record.ends },
     } satisfies PlaybookLayout);
   }
 
