@@ -1,4 +1,4 @@
-import type { Bullet, Layer, Playbook } from "@cass-memory/core";
+import type { Bullet, Playbook } from "@cass-memory/core";
 import { validatePlaybookForWrite } from "@cass-memory/core";
 import { emitTopLevelSeqItem, emitYaml, parseOwnYaml } from "./fast-yaml.js";
 import { isJsonFaithful } from "./parse-cache.js";
@@ -245,11 +245,11 @@ export interface ScopedRead {
 
 /**
  * Decodes the head and the bullets with these ids from a canonical file (layout checked): the file
- * with the other bullets cut out goes through decodePlaybook (the same parser and schemas as the
- * whole file), and must re-emit to exactly that text after write validation (so the bullets and
- * head the full writer would re-emit unchanged are byte for byte what is on disk). Null otherwise.
+ * with the other bullets cut out is parsed and validated as the whole file would be, and must
+ * re-emit to exactly that text after write validation (so the bullets and head the full writer
+ * would re-emit unchanged are byte for byte what is on disk). Null otherwise.
  */
-export function readScoped(bytes: Buffer, layout: PlaybookLayout, bulletIds: readonly string[], path: string, layer: Layer): ScopedRead | null {
+export function readScoped(bytes: Buffer, layout: PlaybookLayout, bulletIds: readonly string[], path: string): ScopedRead | null {
   const wanted = new Set(bulletIds);
   const positions: number[] = [];
   const n = layout.ids.length;

@@ -201,13 +201,13 @@ export function createYamlStore(options: YamlStoreOptions): Store {
    * bytes it refers to, and the head and scoped bullets decoded (playbook-splice.ts). Null when the
    * file cannot be spliced (the full read and write are used).
    */
-  function prepareSplice(path: string, layer: Layer, bytes: Buffer, hash: string, bulletIds: readonly string[]) {
+  function prepareSplice(path: string, bytes: Buffer, hash: string, bulletIds: readonly string[]) {
     if (cache === null) return null;
     const cacheBytes = cache.readBytes(path, hash);
     if (cacheBytes === null) return null;
     const layout = checkLayout(cache.readLayout(path), resolve(path), hash, bytes, cacheBytes);
     if (layout === null) return null;
-    const read = readScoped(bytes, layout, bulletIds, path, layer);
+    const read = readScoped(bytes, layout, bulletIds, path);
     return read === null ? null : { layout, cacheBytes, read };
   }
 
@@ -315,7 +315,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
         // A change to named bullets of a file this store wrote (layout recorded for these bytes)
         // decodes and re-emits only those bullets (playbook-splice.ts); anything else reads it whole.
         const splice =
-          raw !== null && hash !== undefined && scope?.bulletIds !== undefined ? prepareSplice(path, layer, raw.bytes, hash, scope.bulletIds) : null;
+          raw !== null && hash !== undefined && scope?.bulletIds !== undefined ? prepareSplice(path, raw.bytes, hash, scope.bulletIds) : null;
         let playbook: Playbook;
         let header: string;
         if (splice !== null) {
