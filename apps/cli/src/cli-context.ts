@@ -56,8 +56,8 @@ export function loadSqliteStore(): Promise<typeof import("@cass-memory/store-sql
 
 /**
  * Loads the PostgreSQL store (`@cass-memory/store-postgres`), only when `storage.backend` is
- * postgres; like the SQLite store it is a lazily run module of this bundle (pg is left to
- * `require`), and `cm serve` hands this loader to the server's runtime.
+ * postgres; like the SQLite store it is a lazily run module of this bundle (pg too), and `cm serve`
+ * hands this loader to the server's runtime.
  */
 export function loadPostgresStore(): Promise<typeof import("@cass-memory/store-postgres")> {
   return import("@cass-memory/store-postgres");
