@@ -75,8 +75,24 @@ const lazyBuiltins: NonNullable<Options["esbuildPlugins"]>[number] = {
 /** Externals of every CLI bundle: loaded on demand from their own bundles or packages. */
 // pg (the PostgreSQL client, used only by storage.backend "postgres") is bundled too, as a lazily
 // run module: required from node_modules it costs ~65 ms per process (32 files compiled without a
-// code cache), from the bundle a few. Its optional native binding (pg-native) is never used.
-const cliExternal = ["@cass-memory/llm", "@cass-memory/mcp", "@cass-memory/dashboard", "better-sqlite3", "@toon-format/toon", "pg-native"];
+// code cache), from the bundle a few. Its optional native binding is left out (noPgNative below).
+const cliExternal = ["@cass-memory/llm", "@cass-memory/mcp", "@cass-memory/dashboard", "better-sqlite3", "@toon-format/toon"];
+
+/**
+ * pg requires its optional native binding (pg-native) only when a program asks for `pg.native`,
+ * and treats MODULE_NOT_FOUND as "not installed". In the bundles that require is a module that
+ * throws exactly that error, so the package loads no module it does not declare.
+ */
+const noPgNative: NonNullable<Options["esbuildPlugins"]>[number] = {
+  name: "no-pg-native",
+  setup(build) {
+    build.onResolve({ filter: /^pg-native$/ }, () => ({ path: "pg-native", namespace: "no-pg-native" }));
+    build.onLoad({ filter: /.*/, namespace: "no-pg-native" }, () => ({
+      loader: "js",
+      contents: `const error = new Error("Cannot find module 'pg-native'"); error.code = "MODULE_NOT_FOUND"; throw error;`,
+    }));
+  },
+};
 const version = { __CM_VERSION__: JSON.stringify(pkg.version) };
 
 /**
@@ -124,7 +140,7 @@ export default defineConfig([
   {
     ...cjsBundle({ "cm-main": "src/cm.ts" }, { main: true, external: cliExternal }),
     define: version,
-    esbuildPlugins: [lazyBuiltins],
+    esbuildPlugins: [lazyBuiltins, noPgNative],
     // Keep `node:` specifiers, so that the lazy built-ins reach the plugin above.
     removeNodeProtocol: false,
     onSuccess: async () => {
@@ -138,7 +154,7 @@ export default defineConfig([
   {
     ...cjsBundle({ "cm-context": "src/cm-context.ts", "cm-mark": "src/cm-mark.ts", "cm-hook": "src/cm-hook.ts" }, { external: cliExternal }),
     define: version,
-    esbuildPlugins: [lazyBuiltins],
+    esbuildPlugins: [lazyBuiltins, noPgNative],
     // Keep `node:` specifiers, so that the lazy built-ins reach the plugin above.
     removeNodeProtocol: false,
     onSuccess: async () => {
