@@ -166,6 +166,9 @@ export interface Store {
    * Reads one layer's playbook, validated and with defaults filled. Returns null when the file
    * does not exist (or, for `repo`, when there is no repository). Throws AppError
    * `PLAYBOOK_CORRUPT` (with the path and a hint) when the file cannot be parsed or validated.
+   * Optionally, a store that knows what determines the returned bullets' texts (e.g. the hash of
+   * the file's bytes) passes it to `noteTextSource` (ranking), so that a saved lexical index is
+   * found without hashing every text (callers must not edit a read result's `tags` arrays in place).
    */
   readPlaybook(layer: Layer): Promise<Playbook | null>;
 

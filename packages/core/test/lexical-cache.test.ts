@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { primeConcepts, warmLexicalIndex } from "../src/domain/lexical-cache.js";
+import { noteTextSource, primeConcepts, sourcedTexts, warmLexicalIndex } from "../src/domain/lexical-cache.js";
 import { compileConcepts, hasShippedConcepts, planConcepts, shippedConcepts } from "../src/domain/lexical/concept-match.js";
 import { decodeDocuments, documentKey, hashText, lexicalFingerprint } from "../src/domain/lexical/persist.js";
 import { hasLexicalIndex, rankBulletsForTask } from "../src/domain/ranking.js";
@@ -191,6 +191,98 @@ describe("warmLexicalIndex with a saved index", () => {
       throw new Error("disk on fire");
     };
     expect(await warmLexicalIndex(rules.map((b) => ({ ...b })), cache, logger)).toEqual({ loaded: false, reused: 4, analysed: 0 });
+  });
+});
+
+describe("warmLexicalIndex with texts a store vouched for", () => {
+  const opts = { now: new Date(NOW), config: defaultConfig(), limit: 10, minRelevance: 0 };
+  const tasks = ["users get logged out after every deploy", "relative imports need the suffix", "token bucket per key"];
+  const forgetIndex = () => rankBulletsForTask([rule("other", "Something else entirely.")], "anything", opts);
+  const rankAll = (bullets: Bullet[]) => tasks.map((t) => rankBulletsForTask(bullets, t, opts).ranked.map((r) => [r.id, r.relevanceScore]));
+  const read = (source: string, suffix: string) => {
+    const bullets = RULES.map((b) => ({ ...b, content: `${b.content} (${suffix})`, tags: [...(b.tags ?? [])] }));
+    noteTextSource(bullets, source);
+    return bullets;
+  };
+
+  it("keys the saved index by the source instead of the texts, and ranks exactly the same", async () => {
+    const { cache, index } = indexingCache();
+    const digested: string[] = [];
+    cache.digest = (text) => {
+      digested.push(text);
+      return hashText(text);
+    };
+    const first = read("file-1", "vouched");
+    expect(sourcedTexts(first)).toEqual([{ source: "file-1", from: 0, to: 3 }]);
+    expect(await warmLexicalIndex(first, cache, logger)).toEqual({ loaded: false, reused: 0, analysed: 4 });
+    expect(index.writes).toBe(1);
+    // The digest saw the source and positions, never a rule's text.
+    expect(digested).toHaveLength(1);
+    for (const b of first) expect(digested[0]).not.toContain(b.content);
+    const expected = rankAll(first);
+    expect(expected.some((r) => r.length > 0)).toBe(true);
+
+    // The next read of the same file (new objects, a merged copy of the list): loaded as saved.
+    forgetIndex();
+    const again = [...read("file-1", "vouched")];
+    expect(await warmLexicalIndex(again, cache, logger)).toEqual({ loaded: true, reused: 4, analysed: 0 });
+    expect(index.writes).toBe(1);
+    expect(rankAll(again)).toEqual(expected);
+
+    // Another source for the same texts is another key: rebuilt from the saved analyses.
+    forgetIndex();
+    const other = read("file-2", "vouched");
+    expect(await warmLexicalIndex(other, cache, logger)).toEqual({ loaded: false, reused: 4, analysed: 0 });
+    expect(index.writes).toBe(2);
+    expect(rankAll(other)).toEqual(expected);
+  });
+
+  it("keys bullets whose texts changed after the read, or that the store did not return, by their texts", async () => {
+    const { cache, index } = indexingCache();
+    const base = read("file-3", "changed later");
+    expect(await warmLexicalIndex(base, cache, logger)).toEqual({ loaded: false, reused: 0, analysed: 4 });
+
+    const cases: Array<[string, (bullets: Bullet[]) => Bullet[]]> = [
+      ["content edited in place", (bs) => ((bs[1]!.content = "Rate-limit with a sliding window."), bs)],
+      ["category edited in place", (bs) => ((bs[2]!.category = "ci"), bs)],
+      ["a tag added in place", (bs) => (bs[0]!.tags.push("cookies"), bs)],
+      ["tags replaced", (bs) => ((bs[0]!.tags = ["session"]), bs)],
+      ["a bullet replaced by a copy with other text", (bs) => [bs[0]!, { ...bs[1]!, content: "Pin GitHub Actions to a commit SHA." }, bs[2]!, bs[3]!]],
+      ["order changed", (bs) => [bs[1]!, bs[0]!, bs[2]!, bs[3]!]],
+      ["a bullet dropped", (bs) => bs.slice(1)],
+    ];
+    for (const [what, change] of cases) {
+      forgetIndex();
+      const bullets = change(read("file-3", "changed later"));
+      const writes = index.writes;
+      const result = await warmLexicalIndex(bullets, cache, logger);
+      expect(result?.loaded, what).toBe(false);
+      expect(index.writes, what).toBe(writes + 1);
+      // The index built for the changed texts ranks as one built without any cache.
+      const ranked = rankAll(bullets);
+      forgetIndex();
+      const plain = bullets.map((b) => ({ ...b, tags: [...b.tags] }));
+      expect(await warmLexicalIndex(plain, undefined, logger)).toBeNull();
+      expect(rankAll(plain), what).toEqual(ranked);
+    }
+
+    // A copy with the same texts (as the blocked-log filter makes) is keyed by its texts, and the
+    // key is stable: the second time the index is loaded.
+    const withCopy = (bs: Bullet[]) => [bs[0]!, { ...bs[1]!, deprecated: true }, bs[2]!, bs[3]!];
+    forgetIndex();
+    const firstCopy = withCopy(read("file-3", "changed later"));
+    expect(sourcedTexts(firstCopy)).toEqual([{ source: "file-3", from: 0, to: 0 }, { doc: firstCopy[1] }, { source: "file-3", from: 2, to: 3 }]);
+    expect((await warmLexicalIndex(firstCopy, cache, logger))?.loaded).toBe(false);
+    forgetIndex();
+    expect((await warmLexicalIndex(withCopy(read("file-3", "changed later")), cache, logger))?.loaded).toBe(true);
+  });
+
+  it("ignores sources that could be confused with its own separators", () => {
+    const bullets = RULES.map((b) => ({ ...b, content: `${b.content} (bad source)` }));
+    noteTextSource(bullets, "two\nlines");
+    noteTextSource(bullets, "\u0003x");
+    noteTextSource(bullets, "");
+    expect(sourcedTexts(bullets)).toBeNull();
   });
 });
 

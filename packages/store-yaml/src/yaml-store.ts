@@ -8,6 +8,7 @@ import {
   createEmptyPlaybook,
   decodeBlockedEntries,
   defaultConfig,
+  noteTextSource,
   parseJsonLines,
   rewriteJournalText,
   updateLogText,
@@ -259,13 +260,24 @@ export function createYamlStore(options: YamlStoreOptions): Store {
       if (info !== null && Number(info.size) >= cacheMinBytes) {
         const hash = cache.hashForStat(path, statKey(info));
         const hit = hash === null ? null : await cache.get(path, hash);
-        if (hit) return hit;
+        if (hit && hash !== null) return vouchForTexts(hit, layer, hash);
       }
     }
     const loaded = await load(path, layer);
     if (loaded === null) return null;
     if (cache !== null && loaded.hash !== undefined && loaded.info !== undefined) await cache.noteStat(path, loaded.info, loaded.hash);
-    return loaded.playbook;
+    return loaded.hash !== undefined ? vouchForTexts(loaded.playbook, layer, loaded.hash) : loaded.playbook;
+  }
+
+  /**
+   * Tells core's ranker that the texts of this read's bullets are those decoded from the file bytes
+   * with SHA-256 `hash` (noteTextSource), so the saved lexical index is found without hashing every
+   * text. The decoder's version (PARSE_CACHE_FORMAT, bumped when decoding changes) and the layer
+   * are part of the source.
+   */
+  function vouchForTexts(playbook: Playbook, layer: Layer, hash: string): Playbook {
+    noteTextSource(playbook.bullets, `yaml-v${PARSE_CACHE_FORMAT}-${layer}-${hash}`);
+    return playbook;
   }
 
   const memo = new Map<string, { key: string; playbook: Playbook }>();

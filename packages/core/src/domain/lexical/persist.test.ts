@@ -17,6 +17,8 @@ import {
   hashText,
   indexSnapshotKey,
   indexSnapshotKeyByDigest,
+  indexSnapshotKeyBySource,
+  type SourcedTexts,
   lexicalFingerprint,
 } from "./persist.js";
 import { analyzeQuery } from "./query.js";
@@ -233,6 +235,37 @@ describe("saved indexes", () => {
       return inputs[0];
     });
     expect(new Set(digested).size).toBe(moved.length);
+  });
+
+  it("keys a snapshot by vouched-for sources, positions, the other documents' texts and the parameters", () => {
+    const run = (source: string, from: number, to: number): SourcedTexts => ({ source, from, to });
+    const doc = (d: (typeof SAMPLES)[number]): SourcedTexts => ({ doc: d });
+    const pieces: SourcedTexts[] = [run("yaml-v1-global-aa", 0, 9), doc(SAMPLES[0]!), run("yaml-v1-repo-bb", 3, 4)];
+    const key = indexSnapshotKeyBySource(pieces, 13, DEFAULT_BM25F);
+    expect(key.startsWith(`${lexicalFingerprint()}.`)).toBe(true);
+    expect(key).toContain(".13.s");
+    expect(indexSnapshotKeyBySource([...pieces], 13, DEFAULT_BM25F)).toBe(key);
+    const variants: Array<[SourcedTexts[], number]> = [
+      [[run("yaml-v1-global-ab", 0, 9), doc(SAMPLES[0]!), run("yaml-v1-repo-bb", 3, 4)], 13],
+      [[run("yaml-v1-global-aa", 1, 10), doc(SAMPLES[0]!), run("yaml-v1-repo-bb", 3, 4)], 13],
+      [[run("yaml-v1-global-aa", 0, 9), doc(SAMPLES[1]!), run("yaml-v1-repo-bb", 3, 4)], 13],
+      [[run("yaml-v1-global-aa", 0, 9), doc({ ...SAMPLES[0]!, tags: ["other"] }), run("yaml-v1-repo-bb", 3, 4)], 13],
+      [[doc(SAMPLES[0]!), run("yaml-v1-global-aa", 0, 9), run("yaml-v1-repo-bb", 3, 4)], 13],
+      [[run("yaml-v1-global-aa", 0, 9), doc(SAMPLES[0]!)], 11],
+      [[run("yaml-v1-global-aa", 0, 4), run("yaml-v1-global-aa", 5, 9), doc(SAMPLES[0]!), run("yaml-v1-repo-bb", 3, 4)], 13],
+    ];
+    const keys = variants.map(([p, n]) => indexSnapshotKeyBySource(p, n, DEFAULT_BM25F));
+    for (const other of keys) expect(other).not.toBe(key);
+    expect(indexSnapshotKeyBySource(pieces, 13, { ...DEFAULT_BM25F, k1: 1.5 })).not.toBe(key);
+    // A text that spells a run is still a text: the two never read alike.
+    const spelled = indexSnapshotKeyBySource([doc({ content: "\u0003yaml-v1-global-aa\u00040\u00049" })], 10, DEFAULT_BM25F);
+    expect(spelled).not.toBe(indexSnapshotKeyBySource([run("yaml-v1-global-aa", 0, 9)], 10, DEFAULT_BM25F));
+    // With a host digest, the digest names the same description.
+    const inputs: string[] = [];
+    const viaDigest = indexSnapshotKeyBySource(pieces, 13, DEFAULT_BM25F, (text) => (inputs.push(text), hashText(text)));
+    expect(viaDigest).not.toBe(key);
+    expect(inputs).toHaveLength(1);
+    expect(inputs[0]).toContain("yaml-v1-global-aa");
   });
 
   it("CONCEPT_MAP_HASH is the hash of the shipped concept map (update the constant when this fails)", () => {

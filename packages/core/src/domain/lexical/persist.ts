@@ -174,6 +174,35 @@ export function indexSnapshotKeyByDigest(docs: readonly IndexedDocument[], param
   return `${lexicalFingerprint()}.${hashText(JSON.stringify(params))}.${docs.length}.d${digest(parts.join(""))}`;
 }
 
+/**
+ * One piece of what `indexSnapshotKeyBySource` keys: either a run of documents whose texts a store
+ * vouched for (`source` names the exact texts of a whole list, e.g. a file's hash and decoder
+ * version; `from`..`to` are positions in that list, inclusive), or one document given by its texts.
+ */
+export type SourcedTexts = { source: string; from: number; to: number } | { doc: IndexedDocument };
+
+/**
+ * The key of a snapshot of documents described by runs of vouched-for texts and by the remaining
+ * documents' own texts, in order. Each piece is one line: a run is "\u0003source\u0004from\u0004to",
+ * a document the JSON of [content, tags, category] (JSON never holds a raw line break or
+ * "\u0003", and sources must not either), so different descriptions never give the same input.
+ * "s" marks keys made this way. `digest` (the host's, native) is used when given, else hashText.
+ */
+export function indexSnapshotKeyBySource(
+  pieces: readonly SourcedTexts[],
+  count: number,
+  params: Readonly<Bm25fParams>,
+  digest?: (text: string) => string,
+): string {
+  let text = "";
+  for (const piece of pieces) {
+    if ("source" in piece) text += `\u0003${piece.source}\u0004${piece.from}\u0004${piece.to}\n`;
+    else text += `${JSON.stringify([piece.doc.content ?? "", piece.doc.tags ?? [], piece.doc.category ?? ""])}\n`;
+  }
+  const hash = digest !== undefined ? digest(text) : hashText(text) + text.length.toString(36);
+  return `${lexicalFingerprint()}.${hashText(JSON.stringify(params))}.${count}.s${hash}`;
+}
+
 interface Section {
   bytes: number;
   offset: number;
