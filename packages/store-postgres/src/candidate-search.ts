@@ -210,159 +210,298 @@ function dfBound(term: Term, stats: TermStats, weight: string): { bound: number;
   return { bound, exact };
 }
 
-/** Splits the terms into selective and common ones (see the module comment). */
-async function splitCommon(sql: Sql, space: string, terms: Term[], stats: TermStats): Promise<{ selective: Term[]; common: Term[] }> {
+/** The terms by how many bullets hold them (indexes into the terms; see the module comment). */
+interface Split {
+  selective: number[];
+  common: number[];
+  /** Terms the statistics cannot decide (a concept's phrasings may share bullets): counted from their matches. */
+  unsure: number[];
+  /** Held by more bullets than this: common. */
+  cap: number;
+}
+
+/**
+ * Splits the terms into selective and common ones from the term statistics. A term is common when
+ * more than the cap hold it in some column; when only bounds are known (a phrase, several
+ * phrasings), it is decided on its count in all columns together, from the statistics when they
+ * settle it (one phrasing alone is held by more than the cap; all together by no more), else from
+ * its matches (decideUnsure). (One count in all columns, where the SQLite store looks at each
+ * column's list: cheaper, rarely different.)
+ */
+function splitCommon(terms: Term[], stats: TermStats): Split {
   const cap = Math.ceil(COMMON_TERM_SHARE * stats.rows);
-  const verdict: Array<boolean | null> = terms.map((term) => {
+  const split: Split = { selective: [], common: [], unsure: [], cap };
+  terms.forEach((term, i) => {
     let unsure = false;
     for (const weight of WEIGHTS) {
       const { bound, exact } = dfBound(term, stats, weight);
       if (bound <= cap) continue;
-      if (exact) return true;
+      if (exact) return void split.common.push(i);
       unsure = true;
     }
-    return unsure ? null : false;
+    if (!unsure) return void split.selective.push(i);
+    let atLeast = 0;
+    let atMost = 0;
+    for (const phrase of term.phrases) {
+      const bound = Math.min(...phrase.lexemes.map((lexeme) => stats.df.get(`${lexeme}\u0000*`) ?? 0));
+      atMost += bound;
+      if (phrase.lexemes.length === 1) atLeast = Math.max(atLeast, bound);
+    }
+    if (atLeast > cap) split.common.push(i);
+    else if (atMost <= cap) split.selective.push(i);
+    else split.unsure.push(i);
   });
-  const unsure = terms.flatMap((term, i) => (verdict[i] === null ? [i] : []));
-  if (unsure.length > 0) {
-    // Counted, stopping past the cap: the bullets holding any of the term's one-lexeme phrases
-    // (from the postings index alone) and any of its longer phrases (through the GIN index).
-    const values: unknown[] = [space, cap + 1];
-    const param = (value: unknown, type: string): string => {
-      values.push(value);
-      return `$${values.length}::${type}`;
-    };
-    // (In any column, one count: a phrase held by more than the cap in all columns together is
-    // set aside, where the SQLite store looks at each column's list. Cheaper, rarely different.)
-    const selects = unsure.map((i) => {
-      const term = terms[i] as Term;
-      const single = [...new Set(term.phrases.filter((p) => p.lexemes.length === 1).map((p) => p.lexemes[0] as string))];
-      const long = term.phrases.filter((p) => p.lexemes.length > 1);
-      const count = (parts: string[]): string => `(SELECT count(*) FROM (SELECT DISTINCT row FROM (${parts.join(" UNION ALL ")}) AS u LIMIT $2) AS x)`;
-      const singles = single.length > 0 ? `SELECT row FROM cm_postings WHERE space = $1 AND lexeme = ANY (${param(single, "text[]")})` : null;
-      const phrases = long.length > 0 ? `SELECT row FROM cm_search WHERE space = $1 AND tsv @@ ${param(termQuery({ phrases: long, weight: 1 }), "tsquery")}` : null;
-      // The longer phrases are matched only when the one-lexeme ones are not already past the cap.
-      const n =
-        singles !== null && phrases !== null
-          ? `CASE WHEN ${count([singles])} >= $2 THEN $2 ELSE ${count([singles, phrases])} END`
-          : count([(singles ?? phrases) as string]);
-      return `SELECT ${i} AS i, ${n} AS n`;
-    });
-    const counted = await sql.query(selects.join(" UNION ALL "), values);
-    for (const r of counted.rows as Array<{ i: number; n: number }>) verdict[r.i] = Number(r.n) > cap;
+  return split;
+}
+
+/** Settles the unsure terms by their matches: the bullets holding any of their phrasings. */
+function decideUnsure(split: Split, sources: Sources): void {
+  for (const i of split.unsure) {
+    const held = sources.byTerm.get(i + 1)?.length ?? 0;
+    (held > split.cap ? split.common : split.selective).push(i);
   }
-  return {
-    selective: terms.filter((_, i) => verdict[i] === false),
-    common: terms.filter((_, i) => verdict[i] === true),
-  };
+  split.unsure = [];
 }
 
 /**
  * Where each term's matches are read from. A one-lexeme phrase is read from `cm_postings` (schema
  * migration 3): its index entries hold the row, the columns holding the lexeme and whether the
  * bullet is active, so no table row is visited. A phrase of several lexemes needs positions: it is
- * matched through the GIN index of `cm_search`. A term with one source goes straight into the
- * matches; a term with several (a concept's phrasings) is merged per bullet (columns OR-ed).
+ * matched through the GIN index of `cm_search`. A term with several sources (a concept's
+ * phrasings) is merged per bullet by the client (columns OR-ed).
  */
 interface Plan {
-  /** Lexemes, and the (1-based) term of each, of terms that are exactly one lexeme. */
-  direct: { lexemes: string[]; terms: number[] };
-  /** Lexemes (and terms) of the terms merged per bullet. */
-  merged: { lexemes: string[]; terms: number[] };
-  /** GIN branches: the term, its phrases of several lexemes, whether it is merged. */
-  phrases: Array<{ term: number; phrases: Lexed[]; merged: boolean }>;
+  /** One-lexeme phrases, and the (1-based) term of each. */
+  lexemes: string[];
+  terms: number[];
+  /** GIN branches: the term (1-based) and its phrases of several lexemes. */
+  phrases: Array<{ term: number; phrases: Lexed[] }>;
 }
 
-function planOf(terms: Term[]): Plan {
-  const plan: Plan = { direct: { lexemes: [], terms: [] }, merged: { lexemes: [], terms: [] }, phrases: [] };
-  terms.forEach((term, k) => {
-    const single = [...new Set(term.phrases.filter((p) => p.lexemes.length === 1).map((p) => p.lexemes[0] as string))];
-    const long = term.phrases.filter((p) => p.lexemes.length > 1);
-    const merged = single.length + (long.length > 0 ? 1 : 0) > 1;
-    const into = merged ? plan.merged : plan.direct;
-    for (const lexeme of single) {
-      into.lexemes.push(lexeme);
-      into.terms.push(k + 1);
+function planOf(terms: Term[], include: readonly number[]): Plan {
+  const plan: Plan = { lexemes: [], terms: [], phrases: [] };
+  for (const k of include) {
+    const term = terms[k] as Term;
+    for (const lexeme of new Set(term.phrases.filter((p) => p.lexemes.length === 1).map((p) => p.lexemes[0] as string))) {
+      plan.lexemes.push(lexeme);
+      plan.terms.push(k + 1);
     }
-    if (long.length > 0) plan.phrases.push({ term: k + 1, phrases: long, merged });
-  });
+    const long = term.phrases.filter((p) => p.lexemes.length > 1);
+    if (long.length > 0) plan.phrases.push({ term: k + 1, phrases: long });
+  }
   return plan;
 }
 
 /**
- * Scores the bullets matching `terms` in the server and returns the best `limit` active ones
- * (content/tags matches first), plus the bullets of `ids`, in playbook order; `textMatches` counts
- * the chosen bullets that match in content or tags.
+ * One source of a term's matches as the server sends it: big-endian integers, row × 16 + flags
+ * (columns holding the term: 1 content, 2 tags, 4 category; + 8 when active), concatenated and
+ * sent as base64 text (a third of hex's size). Four bytes each while every row number is below
+ * NARROW_ROWS, eight beyond.
  */
-async function rank(sql: Sql, space: string, terms: Term[], stats: TermStats, limit: number, ids: string[]): Promise<{ rows: CandidateRow[]; textMatches: number }> {
-  const plan = planOf(terms);
-  // How many bullets hold a one-lexeme term is known from the term statistics (the '*' count);
-  // the others' are counted from their matches.
-  const direct = new Set(plan.direct.terms);
-  const known = terms.map((term, k) => (direct.has(k + 1) ? (stats.df.get(`${(term.phrases[0] as Lexed).lexemes[0]}\u0000*`) ?? 0) : null));
-  const values: unknown[] = [space, stats.rows, POOL_FACTOR * limit, limit, ids, terms.map((t) => t.weight), known];
+const NARROW_ROWS = 2 ** 27;
+const ENCODE_MATCH = (row: string, cols: string, active: string): string => {
+  const value = `${row} * 16 + ${cols} + CASE WHEN ${active} THEN 8 ELSE 0 END`;
+  return `CASE WHEN w.narrow THEN int4send((${value})::int) ELSE int8send(${value}) END`;
+};
+
+interface Sources {
+  /**
+   * Per term (1-based) that matched anything: each bullet holding it once, as row × 16 + flags (a
+   * concept's phrasings' sources merged per bullet, columns OR-ed).
+   */
+  byTerm: Map<number, Float64Array>;
+  /** The largest bullet row number in the database (sizes the score arrays). */
+  maxRow: number;
+}
+
+/** The matches of one source (see ENCODE_MATCH). */
+function decodeList(text: string, narrow: boolean): Float64Array {
+  const bytes = Buffer.from(text, "base64");
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const width = narrow ? 4 : 8;
+  const list = new Float64Array(bytes.length / width);
+  for (let i = 0; i < list.length; i += 1) list[i] = narrow ? view.getUint32(4 * i) : view.getUint32(8 * i) * 2 ** 32 + view.getUint32(8 * i + 4);
+  return list;
+}
+
+/** A term's matches from its sources: one as it is; several merged per bullet, flags OR-ed. */
+function mergeSources(lists: readonly Float64Array[]): Float64Array {
+  if (lists.length === 1) return lists[0] as Float64Array;
+  const merged = new Map<number, number>();
+  for (const list of lists) {
+    for (const match of list) {
+      const flags = match % 16;
+      const row = (match - flags) / 16;
+      merged.set(row, (merged.get(row) ?? 0) | flags);
+    }
+  }
+  const list = new Float64Array(merged.size);
+  let i = 0;
+  for (const [row, flags] of merged) list[i++] = row * 16 + flags;
+  return list;
+}
+
+/**
+ * Every term's matches, in one round trip: a one-lexeme phrase's from `cm_postings` (an index-only
+ * scan of the lexeme's entries), a longer phrase's through the GIN index of `cm_search`. Each
+ * source comes back as one text (see ENCODE_MATCH): 150,000 matches cost the server a scan and
+ * a concatenation, and the client a few strings, not a row each.
+ */
+async function readMatches(sql: Sql, space: string, terms: Term[], include: readonly number[], into: Sources): Promise<void> {
+  if (include.length === 0) return;
+  const plan = planOf(terms, include);
+  const values: unknown[] = [space, plan.lexemes, plan.terms, NARROW_ROWS];
   const param = (value: unknown, type: string): string => {
     values.push(value);
     return `$${values.length}::${type}`;
   };
-  // Matches as (row, term, cols, active); cols: 1 content, 2 tags, 4 category.
-  const phraseBranch = (p: Plan["phrases"][number]): string => {
+  const parts = [
+    "SELECT 0 AS term, w.top::text AS list FROM w",
+    `SELECT u.term, x.list FROM w, unnest($2::text[], $3::int[]) AS u(lexeme, term),
+       LATERAL (SELECT encode(string_agg(${ENCODE_MATCH("p.row", "p.cols", "p.active")}, ''::bytea), 'base64') AS list FROM cm_postings p WHERE p.space = $1 AND p.lexeme = u.lexeme) AS x`,
+  ];
+  for (const p of plan.phrases) {
     const term: Term = { phrases: p.phrases, weight: 1 };
     const [q, a, b, c] = [termQuery(term), termQuery(term, "A"), termQuery(term, "B"), termQuery(term, "C")].map((text) => param(text, "tsquery"));
-    return `SELECT row, ${p.term} AS term, ((tsv @@ ${a})::int + 2 * (tsv @@ ${b})::int + 4 * (tsv @@ ${c})::int)::smallint AS cols, active
-            FROM cm_search WHERE space = $1 AND tsv @@ ${q}`;
-  };
-  const postings = (list: Plan["direct"]): string =>
-    `SELECT p.row, u.term, p.cols, p.active FROM unnest(${param(list.lexemes, "text[]")}, ${param(list.terms, "int[]")}) AS u(lexeme, term)
-     JOIN cm_postings p ON p.space = $1 AND p.lexeme = u.lexeme`;
-  const others: string[] = [];
-  for (const p of plan.phrases) if (!p.merged) others.push(phraseBranch(p));
-  const mergedParts: string[] = [];
-  if (plan.merged.lexemes.length > 0) mergedParts.push(postings(plan.merged));
-  for (const p of plan.phrases) if (p.merged) mergedParts.push(phraseBranch(p));
-  if (mergedParts.length > 0) {
-    others.push(`SELECT row, term, bit_or(cols)::smallint AS cols, bool_or(active) AS active FROM (${mergedParts.join("\n UNION ALL ")}) AS g GROUP BY row, term`);
+    const cols = `((tsv @@ ${a})::int + 2 * (tsv @@ ${b})::int + 4 * (tsv @@ ${c})::int)`;
+    parts.push(`SELECT ${p.term}, encode(string_agg(${ENCODE_MATCH("row", cols, "active")}, ''::bytea), 'base64') FROM w, cm_search WHERE space = $1 AND tsv @@ ${q} GROUP BY w.narrow`);
   }
-  const hits: string[] = [];
-  if (plan.direct.lexemes.length > 0) hits.push(postings(plan.direct));
-  if (others.length > 0) hits.push("SELECT row, term, cols, active FROM other");
-  if (hits.length === 0) hits.push("SELECT NULL::bigint AS row, 0 AS term, 0::smallint AS cols, false AS active WHERE false");
   const result = await sql.query({
-    text: `WITH ${others.length > 0 ? `other AS MATERIALIZED (${others.join("\n UNION ALL ")}), counted AS (SELECT term, count(*) AS n FROM other GROUP BY term),` : ""}
-           hits AS (${hits.join("\n UNION ALL ")}),
-           idf AS MATERIALIZED (
-             SELECT term, w * greatest(1e-6, ln(($2::float8 - x.df + 0.5) / (x.df + 0.5))) AS f
-             FROM (SELECT k::int AS term, w, d FROM unnest($6::float8[], $7::float8[]) WITH ORDINALITY AS u(w, d, k)) AS t${others.length > 0 ? " LEFT JOIN counted USING (term)" : ""},
-                  LATERAL (SELECT coalesce(d, ${others.length > 0 ? "counted.n" : "NULL"}) AS df) AS x
-             WHERE x.df IS NOT NULL
-           ),
-           scored AS (
-             SELECT h.row, sum(idf.f * h.tf * 2.2 / (h.tf + 1.2)) AS score, bool_or(h.text) AS text
-             FROM (SELECT row, term, (cols & 1) + ((cols >> 1) & 1) + ((cols >> 2) & 1) AS tf, cols & 3 <> 0 AS text FROM hits WHERE active) AS h
-             JOIN idf USING (term)
-             GROUP BY h.row
-           ),
-           pool AS (
-             SELECT t.row, t.score, t.text, s.len, s.pos
-             FROM (SELECT * FROM scored ORDER BY text DESC, score DESC, row LIMIT $3) AS t JOIN cm_search s USING (row)
-           ),
-           chosen AS (
-             SELECT row, text FROM pool
-             ORDER BY text DESC, score / sqrt(0.25 + 0.75 * len / greatest(avg(len) OVER (), 1)) DESC, pos, row LIMIT $4
-           ),
-           picked AS (SELECT row FROM chosen UNION SELECT row FROM cm_bullets WHERE space = $1 AND id = ANY($5::text[]))
-           SELECT b.row, b.pos, b.id, b.body, coalesce(c.text, false) AS text
-           FROM picked JOIN cm_bullets b USING (row) LEFT JOIN chosen c USING (row)
-           ORDER BY b.pos, b.row`,
+    text: `WITH w AS MATERIALIZED (SELECT top, top < $4::bigint AS narrow FROM (SELECT coalesce(max(row), 0) AS top FROM cm_search) AS m)\n${parts.join("\nUNION ALL ")}`,
     values,
     rowMode: "array",
   });
-  let textMatches = 0;
-  const rows = (result.rows as Array<[number, number, string, string, boolean]>).map(([row, pos, id, body, text]) => {
-    if (text) textMatches += 1;
-    return { row, pos, id, body };
+  const rows = result.rows as Array<[number, string | null]>;
+  const top = Number(rows.find(([term]) => term === 0)?.[1] ?? 0);
+  into.maxRow = Math.max(into.maxRow, top);
+  const lists = new Map<number, Float64Array[]>();
+  for (const [term, text] of rows) {
+    if (term !== 0 && text !== null && text !== "") lists.set(term, [...(lists.get(term) ?? []), decodeList(text, top < NARROW_ROWS)]);
+  }
+  for (const [term, sources] of lists) into.byTerm.set(term, mergeSources(sources));
+}
+
+/** Row numbers up to this index the score arrays directly; beyond, rows are mapped to dense slots. */
+const DENSE_ROW_LIMIT = 4_000_000;
+
+/** How many of content, tags and category a column mask holds (BM25's term frequency here). */
+const COLUMN_COUNT = [0, 1, 1, 2, 1, 2, 2, 3];
+
+/** Per bullet met: its score summed over the terms, and whether it matched in content or tags. */
+interface Scored {
+  /** The slots of the bullets scored (an active match of a term), in first-met order. */
+  slots: number[];
+  rowOf: (slot: number) => number;
+  score: Float64Array;
+  text: Uint8Array;
+}
+
+/**
+ * Sums each active bullet's score: per term, idf × the saturated count of the columns holding it
+ * (BM25's tf part, k1 = 1.2). In typed arrays: 150,000 matches summed in SQL cost ~2 µs each.
+ */
+function scoreMatches(terms: Term[], include: readonly number[], stats: TermStats, sources: Sources): Scored {
+  // Slots: the row numbers themselves, or dense slots when rows are numbered very high.
+  const dense = sources.maxRow < DENSE_ROW_LIMIT;
+  const slotOfRow = new Map<number, number>();
+  const rowOfSlot: number[] = [];
+  const slotFor = (row: number): number => {
+    let slot = slotOfRow.get(row);
+    if (slot === undefined) {
+      slot = rowOfSlot.length;
+      slotOfRow.set(row, slot);
+      rowOfSlot.push(row);
+    }
+    return slot;
+  };
+  let total = 0;
+  for (const k of include) total += sources.byTerm.get(k + 1)?.length ?? 0;
+  const size = dense ? sources.maxRow + 1 : total;
+  const scored: Scored = { slots: [], rowOf: dense ? (slot) => slot : (slot) => rowOfSlot[slot] as number, score: new Float64Array(size), text: new Uint8Array(size) };
+  const met = new Uint8Array(size);
+  const { score, text, slots } = scored;
+  for (const k of include) {
+    const list = sources.byTerm.get(k + 1);
+    if (list === undefined) continue;
+    const term = terms[k] as Term;
+    // How many bullets hold the term: a one-lexeme term's from the term statistics (the '*'
+    // count), the others' from their matches.
+    const only = term.phrases.length === 1 && (term.phrases[0] as Lexed).lexemes.length === 1 ? (term.phrases[0] as Lexed).lexemes[0] : undefined;
+    const df = only !== undefined ? (stats.df.get(`${only}\u0000*`) ?? 0) : list.length;
+    const idf = term.weight * Math.max(1e-6, Math.log((stats.rows - df + 0.5) / (df + 0.5)));
+    const gain = COLUMN_COUNT.map((tf) => (idf * tf * 2.2) / (tf + 1.2));
+    for (const match of list) {
+      const flags = match % 16;
+      const row = (match - flags) / 16;
+      if ((flags & 8) === 0) continue; // not active
+      const slot = dense ? row : slotFor(row);
+      if (met[slot] === 0) {
+        met[slot] = 1;
+        slots.push(slot);
+      }
+      score[slot] = (score[slot] as number) + (gain[flags & 7] as number);
+      if ((flags & 3) !== 0) text[slot] = 1;
+    }
+  }
+  return scored;
+}
+
+/**
+ * The best `count` scored bullets by (content/tags match, score, row), best first. The cut-off
+ * score is found with a native sort of the scores (cheap even before the JIT warms up), so only
+ * the few bullets at or above it are compared one by one.
+ */
+function bestScored(scored: Scored, count: number): Array<{ row: number; score: number; text: boolean }> {
+  const { slots, score, text, rowOf } = scored;
+  if (count <= 0 || slots.length === 0) return [];
+  const textCount = slots.reduce((n, slot) => n + (text[slot] as number), 0);
+  // Content/tags matches first: the cut-off lies among them, or among the others once all of them are in.
+  const inText = textCount >= count;
+  const need = inText ? count : count - textCount;
+  const competing = new Float64Array(inText ? textCount : slots.length - textCount);
+  let n = 0;
+  for (const slot of slots) if ((text[slot] === 1) === inText) competing[n++] = score[slot] as number;
+  competing.sort();
+  const cutoff = need >= competing.length ? -Infinity : (competing[competing.length - need] as number);
+  const kept = slots.filter((slot) => (text[slot] === 1 ? !inText || (score[slot] as number) >= cutoff : !inText && (score[slot] as number) >= cutoff));
+  return kept
+    .map((slot) => ({ row: rowOf(slot), score: score[slot] as number, text: text[slot] === 1 }))
+    .sort((a, b) => Number(b.text) - Number(a.text) || b.score - a.score || a.row - b.row)
+    .slice(0, count);
+}
+
+/**
+ * Scores the bullets matching the `include`d terms and returns the best `limit` active ones
+ * (content/tags matches first), plus the bullets of `ids`, in playbook order; `textMatches`
+ * counts the chosen bullets that match in content or tags. The terms' matches were read by
+ * readMatches; the server reads the pool's lengths and the chosen bullets.
+ */
+async function rank(sql: Sql, space: string, terms: Term[], include: readonly number[], sources: Sources, stats: TermStats, limit: number, ids: string[]): Promise<{ rows: CandidateRow[]; textMatches: number }> {
+  // The pool: the best POOL_FACTOR × limit by (content/tags match, score, row).
+  const pool = limit > 0 && include.length > 0 ? bestScored(scoreMatches(terms, include, stats, sources), POOL_FACTOR * limit) : [];
+  // Damped for length (as bm25 does, against the pool's mean length), the best `limit` kept.
+  const lengths =
+    pool.length === 0
+      ? []
+      : ((await sql.query({ text: "SELECT row, len, pos FROM cm_search WHERE row = ANY ($1::bigint[])", values: [pool.map((p) => p.row)], rowMode: "array" })).rows as Array<
+          [number, number, number]
+        >);
+  const at = new Map(lengths.map(([row, len, pos]) => [row, { len, pos }]));
+  const mean = Math.max(1, lengths.reduce((sum, [, len]) => sum + len, 0) / Math.max(1, lengths.length));
+  const chosen = pool
+    .flatMap((p) => {
+      const found = at.get(p.row);
+      return found === undefined ? [] : [{ row: p.row, pos: found.pos, text: p.text, damped: p.score / Math.sqrt(0.25 + (0.75 * found.len) / mean) }];
+    })
+    .sort((a, b) => Number(b.text) - Number(a.text) || b.damped - a.damped || a.pos - b.pos || a.row - b.row)
+    .slice(0, limit);
+  const result = await sql.query({
+    text: "SELECT row, pos, id, body FROM cm_bullets WHERE row = ANY ($2::bigint[]) OR (space = $1 AND id = ANY ($3::text[])) ORDER BY pos, row",
+    values: [space, chosen.map((e) => e.row), ids],
+    rowMode: "array",
   });
-  return { rows, textMatches };
+  const rows = (result.rows as Array<[number, number, string, string]>).map(([row, pos, id, body]) => ({ row, pos, id, body }));
+  return { rows, textMatches: chosen.filter((e) => e.text).length };
 }
 
 /**
@@ -374,18 +513,22 @@ export async function searchCandidates(sql: Sql, space: string, query: Candidate
   const ids = (query.ids ?? []).map((id) => (id.includes("\u0000") ? id.replaceAll("\u0000", "\uFFFD") : id));
   const words = queryWords(query.terms);
   const texts = textsOf(query, words);
-  if (limit === 0 || texts.length === 0) return (await rank(sql, space, [], { rows: 0, df: new Map() }, 0, ids)).rows;
-  // One short query: parallel workers cost more to start than they save, and compete with the
-  // client on small machines.
-  await sql.query("SET LOCAL max_parallel_workers_per_gather = 0");
+  const none: Sources = { byTerm: new Map(), maxRow: 0 };
+  const noStats: TermStats = { rows: 0, df: new Map() };
+  if (limit === 0 || texts.length === 0) return (await rank(sql, space, [], [], none, noStats, 0, ids)).rows;
   const { lexed, stats } = await lexAndStats(sql, space, texts);
   const terms = termsOf(query, lexed, words);
-  if (terms.length === 0 || stats.rows === 0) return (await rank(sql, space, [], { rows: 0, df: new Map() }, 0, ids)).rows;
-  const { selective, common } = await splitCommon(sql, space, terms, stats);
-  if (selective.length > 0) {
-    const first = await rank(sql, space, selective, stats, limit, ids);
-    if (first.textMatches >= limit || common.length === 0) return first.rows;
+  if (terms.length === 0 || stats.rows === 0) return (await rank(sql, space, [], [], none, noStats, 0, ids)).rows;
+  const split = splitCommon(terms, stats);
+  // The selective terms' matches and the unsure ones' (which their matches then settle), together.
+  const sources: Sources = { byTerm: new Map(), maxRow: 0 };
+  await readMatches(sql, space, terms, [...split.selective, ...split.unsure], sources);
+  decideUnsure(split, sources);
+  if (split.selective.length > 0) {
+    const first = await rank(sql, space, terms, split.selective, sources, stats, limit, ids);
+    if (first.textMatches >= limit || split.common.length === 0) return first.rows;
   }
   // Too few bullets hold the rarer terms: let the common ones in too.
-  return (await rank(sql, space, terms, stats, limit, ids)).rows;
+  await readMatches(sql, space, terms, split.common.filter((i) => !sources.byTerm.has(i + 1)), sources);
+  return (await rank(sql, space, terms, terms.map((_, i) => i), sources, stats, limit, ids)).rows;
 }

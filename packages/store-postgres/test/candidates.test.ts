@@ -191,6 +191,53 @@ describe("candidate search", () => {
     ]);
   });
 
+  // 40 bullets: a common term is one held by more than ceil(0.15 × 40) = 6 of them.
+  const countedPlaybook = () => [
+    createTestBullet({ id: "t1", content: "Check the theta gauge before starting work" }),
+    createTestBullet({ id: "t2", content: "Read the theta gauge after finishing work" }),
+    // Concept 1: "gamma" (5 bullets) or "delta" (4), 3 of them shared: 6 bullets in all.
+    ...[1, 2].map((i) => createTestBullet({ id: `g${i}`, content: `Gamma rays need shielding in lab ${i}` })),
+    ...[3, 4, 5].map((i) => createTestBullet({ id: `g${i}`, content: `Gamma and delta readings need logging ${i}` })),
+    createTestBullet({ id: "d1", content: "Delta values drift during the night" }),
+    // Concept 2: "epsilon" (5) or "zeta" (5 others): 10 bullets, held in every column (they outscore concept 1's when let in).
+    ...[1, 2, 3, 4, 5].map((i) => createTestBullet({ id: `e${i}`, content: `Epsilon checks run on push ${i}`, tags: ["epsilon"], category: "epsilon" })),
+    ...[1, 2, 3, 4, 5].map((i) => createTestBullet({ id: `z${i}`, content: `Zeta builds need clean caches ${i}`, tags: ["zeta"], category: "zeta" })),
+    ...Array.from({ length: 22 }, (_, i) => createTestBullet({ id: `f${i}`, content: `Filler rule about unrelated chores number ${i}` })),
+  ];
+  const countedQuery = (limit: number) => ({ terms: ["theta"], concepts: [["gamma", "delta"], ["epsilon", "zeta"]], limit });
+
+  it("counts a concept's bullets once however many phrasings they hold: selective at 6 bullets, common at 10, let in when the others find too few", async () => {
+    const store = makeStore({ globalDir: join(root, "counted", ".cass-memory"), repoDir: null });
+    await store.mutatePlaybook("global", (pb) => void pb.bullets.push(...countedPlaybook()));
+    const ids = async (limit: number) => ((await store.candidates.readCandidates("global", countedQuery(limit)))?.bullets.map((b) => b.id) ?? []).sort();
+    // Concept 1 is held by 6 bullets (its phrasings' lists add up to 9): selective. Concept 2 (10)
+    // is common: left out while the theta and concept-1 bullets fill the limit.
+    expect(await ids(8)).toEqual(["d1", "g1", "g2", "g3", "g4", "g5", "t1", "t2"]);
+    // Two more than they hold: the common concept is let in and competes (its bullets hold it in
+    // every column, so they outscore concept 1's); the fillers never match.
+    const ten = await ids(10);
+    expect(ten).toHaveLength(10);
+    expect(ten.filter((id) => id.startsWith("t"))).toEqual(["t1", "t2"]);
+    expect(ten.filter((id) => /^[ez]/.test(id)).length).toBeGreaterThanOrEqual(4);
+    expect(ten.filter((id) => id.startsWith("f"))).toEqual([]);
+  });
+
+  it("scores the same when bullet row numbers are past the dense score arrays and the four-byte match encoding", async () => {
+    const search = async (name: string) => {
+      const store = makeStore({ globalDir: join(root, name, ".cass-memory"), repoDir: null });
+      await store.mutatePlaybook("global", (pb) => void pb.bullets.push(...countedPlaybook()));
+      return Promise.all([8, 10, 3].map(async (limit) => (await store.candidates.readCandidates("global", countedQuery(limit)))?.bullets.map((b) => b.id)));
+    };
+    const low = await search("rows-low");
+    // Above 4,000,000 rows are mapped to dense slots; from 2^27 on, matches travel as eight bytes.
+    await withSql((c) => c.query("SELECT setval(pg_get_serial_sequence('cm_bullets', 'row'), greatest(150000000, (SELECT max(row) FROM cm_bullets)))"));
+    const high = await search("rows-high");
+    const rows = await withSql(async (c) => (await c.query("SELECT min(row)::float8 AS min FROM cm_bullets WHERE space = $1", [spaceOf(join(root, "rows-high", ".cass-memory"))])).rows[0]?.min as number);
+    expect(rows).toBeGreaterThan(2 ** 27);
+    expect(high).toEqual(low);
+    expect(low[0]).toHaveLength(8);
+  });
+
   it("only letters and digits reach the tsquery", () => {
     expect(tsQueryOf({ terms: ["it's a 'quoted' & (tricky) | !query"] })).toBe("it | s | a | quoted | tricky | query");
     expect(tsQueryOf({ terms: [], concepts: [["sign in", "login"]] })).toBe("(sign <-> in) | login");
