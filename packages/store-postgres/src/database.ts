@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { AppError, isAppError } from "@cass-memory/core";
 import type { Logger } from "@cass-memory/core";
@@ -122,6 +123,36 @@ export interface PgDatabaseOptions {
   connectTimeoutMs: number;
   /** Connections in the pool (default 4). */
   maxConnections?: number;
+  /**
+   * How many transactions (reads and writes) run at once, each on a connection of its own
+   * (default 1; at most maxConnections). A one-shot command gains nothing from opening a
+   * connection per parallel read: each costs the server a process and an authentication (~15 ms
+   * here, several round trips to a remote server), more than the few short reads waiting their
+   * turn on one connection. Long-running processes serving several clients set more. Named
+   * locks' sessions and transactions started inside another one's function do not wait.
+   */
+  concurrentTransactions?: number;
+}
+
+/** A first-in, first-out turnstile: at most `size` holders at once. */
+class Turnstile {
+  private holders = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly size: number) {}
+
+  async enter(): Promise<void> {
+    if (this.holders < this.size) {
+      this.holders += 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  leave(): void {
+    const next = this.waiting.shift();
+    if (next !== undefined) next();
+    else this.holders -= 1;
+  }
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -144,6 +175,9 @@ export class PgDatabase {
   private ready: Promise<void> | null = null;
   private warming: Promise<void> | null = null;
   private readonly options: PgDatabaseOptions;
+  private readonly turns: Turnstile;
+  /** Set inside a transaction's function: transactions it starts do not wait for a turn (they would wait for it). */
+  private readonly inTransaction = new AsyncLocalStorage<true>();
 
   constructor(options: PgDatabaseOptions) {
     if (!SCHEMA_NAME.test(options.schema)) {
@@ -155,6 +189,18 @@ export class PgDatabase {
     this.url = options.url;
     this.schema = options.schema;
     this.where = redactUrl(options.url);
+    this.turns = new Turnstile(Math.max(1, Math.min(options.concurrentTransactions ?? 1, options.maxConnections ?? 4)));
+  }
+
+  /** Runs a transaction when its turn comes (see concurrentTransactions). */
+  private async inTurn<T>(run: () => Promise<T>): Promise<T> {
+    if (this.inTransaction.getStore() === true) return run();
+    await this.turns.enter();
+    try {
+      return await this.inTransaction.run(true, run);
+    } finally {
+      this.turns.leave();
+    }
   }
 
   private getPool(): pg.Pool {
@@ -165,8 +211,10 @@ export class PgDatabase {
         allowExitOnIdle: true,
         idleTimeoutMillis: 10_000,
         connectionTimeoutMillis: this.options.connectTimeoutMs,
-        // lock_timeout bounds how long a write waits for another writer of its layer (set once per connection).
-        options: `-c search_path=${this.schema} -c lock_timeout=${Math.max(1, Math.floor(this.options.lockTimeoutMs))}`,
+        // lock_timeout bounds how long a write waits for another writer of its layer (set once per
+        // connection). No parallel workers: cm's statements are short, and starting workers costs
+        // more than they save (and competes with the client on small machines).
+        options: `-c search_path=${this.schema} -c lock_timeout=${Math.max(1, Math.floor(this.options.lockTimeoutMs))} -c max_parallel_workers_per_gather=0`,
         application_name: "cass-memory",
         types,
       });
@@ -235,13 +283,17 @@ export class PgDatabase {
     const client = await this.connect();
     let broken = false;
     try {
-      // Most openings find the schema current: one read, no lock.
-      const current = await client.query("SELECT to_regclass($1) AS t", [`${this.schema}.cm_schema_migrations`]);
-      if (current.rows[0]?.t !== null) {
-        const version = (await client.query("SELECT max(version) AS v FROM cm_schema_migrations")).rows[0]?.v as number | null;
-        if (version === SCHEMA_VERSION) return;
-        if (version !== null && version > SCHEMA_VERSION) throw this.newerSchema(version);
-      }
+      // Most openings find the schema current: one read, no lock (a missing table is an error
+      // 42P01, answered by creating everything below).
+      const version = await client.query("SELECT max(version) AS v FROM cm_schema_migrations").then(
+        (result) => (result.rows[0]?.v as number | null) ?? null,
+        (error: unknown) => {
+          if ((error as { code?: unknown } | null)?.code === "42P01") return null;
+          throw error;
+        },
+      );
+      if (version === SCHEMA_VERSION) return;
+      if (version !== null && version > SCHEMA_VERSION) throw this.newerSchema(version);
       await client.query("BEGIN");
       await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
@@ -274,9 +326,33 @@ export class PgDatabase {
     });
   }
 
+  /**
+   * One statement's rows (a statement sees one consistent snapshot by itself: no transaction, one
+   * round trip instead of three).
+   */
+  async query(text: string, values: unknown[]): Promise<unknown[][]> {
+    await this.ensureSchema();
+    return this.inTurn(async () => {
+      const client = await this.connect();
+      let broken = false;
+      try {
+        return (await client.query({ text, values, rowMode: "array" })).rows as unknown[][];
+      } catch (error) {
+        broken = isConnectionError(error);
+        throw pgFailure(error, this.url);
+      } finally {
+        client.release(broken);
+      }
+    });
+  }
+
   /** Runs `fn` on one consistent snapshot (a read-only repeatable-read transaction). */
   async read<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
     await this.ensureSchema();
+    return this.inTurn(() => this.readNow(fn));
+  }
+
+  private async readNow<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
     const client = await this.connect();
     let broken = false;
     try {
@@ -300,6 +376,10 @@ export class PgDatabase {
    */
   async write<T>(space: string, fn: (sql: Sql, tx: WriteTx) => Promise<T>): Promise<T> {
     await this.ensureSchema();
+    return this.inTurn(() => this.writeNow(space, fn));
+  }
+
+  private async writeNow<T>(space: string, fn: (sql: Sql, tx: WriteTx) => Promise<T>): Promise<T> {
     const client = await this.connect();
     let broken = false;
     try {

@@ -203,6 +203,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     logger,
     lockTimeoutMs,
     connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+    // A one-shot command runs its transactions one at a time on one connection; a long-running
+    // process (memoizeReads: `cm serve`, the MCP server) serves several clients at once.
+    concurrentTransactions: options.memoizeReads ? 4 : 1,
   });
   db.warm();
   const globalSpace = checkSpace(options.globalSpace ?? GLOBAL_SPACE);
@@ -348,7 +351,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   async function readJournal(layer: Layer): Promise<JournalEvent[]> {
     const space = spaceOf(layer);
     if (space === null) return [];
-    const texts = await db.read(async (sql) => (await sql.query({ text: "SELECT event FROM cm_journal WHERE space = $1 ORDER BY seq", values: [space], rowMode: "array" })).rows as Array<[string]>);
+    const texts = (await db.query("SELECT event FROM cm_journal WHERE space = $1 ORDER BY seq", [space])) as Array<[string]>;
     const events: JournalEvent[] = [];
     let invalid = 0;
     for (const [line] of texts) {
@@ -370,10 +373,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   async function readBlocked(layer: Layer): Promise<BlockedEntry[]> {
     const space = spaceOf(layer);
     if (space === null) return [];
-    const texts = await db.read(async (sql) => ({
-      blocked: await lines(sql, "SELECT line FROM cm_blocked WHERE space = $1 AND source = 'blocked' ORDER BY seq", [space]),
-      toxic: await lines(sql, "SELECT line FROM cm_blocked WHERE space = $1 AND source = 'toxic' ORDER BY seq", [space]),
-    }));
+    const rows = (await db.query("SELECT source, line FROM cm_blocked WHERE space = $1 AND source IN ('blocked', 'toxic') ORDER BY seq", [space])) as Array<[string, string]>;
+    const texts = {
+      blocked: rows.flatMap(([source, line]) => (source === "blocked" ? [line] : [])).join("\n"),
+      toxic: rows.flatMap(([source, line]) => (source === "toxic" ? [line] : [])).join("\n"),
+    };
     const entries: BlockedEntry[] = [];
     for (const [source, text] of [
       ["blocked.log", texts.blocked],
@@ -439,7 +443,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   async function readLog(layer: Layer, log: LogName): Promise<LogReadResult> {
     const space = spaceOf(layer);
     if (space === null) return { records: [], malformed: 0 };
-    const text = await db.read((sql) => lines(sql, "SELECT line FROM cm_logs WHERE space = $1 AND log = $2 ORDER BY seq", [space, log]));
+    const text = ((await db.query("SELECT line FROM cm_logs WHERE space = $1 AND log = $2 ORDER BY seq", [space, log])) as Array<[string]>).map((r) => r[0]).join("\n");
     const { values, malformed } = parseJsonLines(text);
     return { records: values, malformed };
   }
@@ -516,7 +520,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
   async function readProcessedSessions(log: string): Promise<ProcessedSession[]> {
     const file = processedLogFileName(log);
-    const text = await db.read((sql) => lines(sql, "SELECT line FROM cm_processed_log WHERE space = $1 AND log = $2 ORDER BY seq", [globalSpace, log]));
+    const text = ((await db.query("SELECT line FROM cm_processed_log WHERE space = $1 AND log = $2 ORDER BY seq", [globalSpace, log])) as Array<[string]>).map((r) => r[0]).join("\n");
     const { records, malformed } = decodeProcessedLog(text);
     if (malformed > 0) logger.warn(`Skipped ${malformed} malformed line(s) in ${recordPath(globalSpace, `${PROCESSED_LOG_DIR}/${file}`)}`);
     return records;
@@ -741,9 +745,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const space = spaceOf(layer);
       if (space === null) return 0;
       // The count the search table's triggers keep (one indexed row, not a scan of the layer).
-      return db.read(async (sql) =>
-        Number((await sql.query("SELECT df AS n FROM cm_terms WHERE space = $1 AND lexeme = '' AND weight = '*'", [space])).rows[0]?.n ?? 0),
-      );
+      return Number((await db.query("SELECT df FROM cm_terms WHERE space = $1 AND lexeme = '' AND weight = '*'", [space]))[0]?.[0] ?? 0);
     },
     async readCandidates(layer, query) {
       const space = spaceOf(layer);
@@ -764,7 +766,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   async function changeCounter(layer: Layer): Promise<number> {
     const space = spaceOf(layer);
     if (space === null) return 0;
-    return db.read(async (sql) => Number((await sql.query("SELECT changes FROM cm_spaces WHERE space = $1", [space])).rows[0]?.changes ?? 0));
+    return Number((await db.query("SELECT changes FROM cm_spaces WHERE space = $1", [space]))[0]?.[0] ?? 0);
   }
 
   const DATA_TABLES = ["cm_layer_files", "cm_bullets", "cm_journal", "cm_blocked", "cm_logs", "cm_processed_log", "cm_diaries", "cm_documents", "cm_cost_entries"];
