@@ -125,6 +125,8 @@ interface LoadedPlaybook {
   hash?: string;
   /** The file's stat, taken on the open file before `bytes` were read from it (parse cache). */
   info?: BigIntStats;
+  /** The playbook came from a parse cache file that is ASCII. */
+  ascii?: boolean;
 }
 
 /**
@@ -180,8 +182,8 @@ export function createYamlStore(options: YamlStoreOptions): Store {
   async function decodeRaw(raw: { bytes: Buffer; info?: BigIntStats }, hash: string | undefined, path: string, layer: Layer): Promise<LoadedPlaybook> {
     const { bytes, info } = raw;
     if (cache !== null && hash !== undefined) {
-      const hit = await cache.get(path, hash);
-      if (hit) return { playbook: hit, bytes, hash, ...(info ? { info } : {}) };
+      const hit = await cache.read(path, hash);
+      if (hit) return { playbook: hit.playbook, bytes, hash, ascii: hit.ascii, ...(info ? { info } : {}) };
     }
     const playbook = decodePlaybook(bytes.toString("utf8"), path, layer);
     if (cache !== null && hash !== undefined) {
@@ -258,14 +260,18 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     if (cache !== null) {
       const info = await stat(path, { bigint: true }).catch(() => null);
       if (info !== null && Number(info.size) >= cacheMinBytes) {
-        const hash = cache.hashForStat(path, statKey(info));
-        const hit = hash === null ? null : await cache.get(path, hash);
-        if (hit && hash !== null) return vouchForTexts(hit, layer, hash);
+        const recorded = cache.statRecordFor(path, statKey(info));
+        const hit = recorded === null ? null : await cache.read(path, recorded.hash, recorded.ascii);
+        if (hit && recorded !== null) {
+          // A record from before the ASCII flag (or a miss's): add it once the file is found ASCII.
+          if (hit.ascii && !recorded.ascii) await cache.noteStat(path, info, recorded.hash, true);
+          return vouchForTexts(hit.playbook, layer, recorded.hash);
+        }
       }
     }
     const loaded = await load(path, layer);
     if (loaded === null) return null;
-    if (cache !== null && loaded.hash !== undefined && loaded.info !== undefined) await cache.noteStat(path, loaded.info, loaded.hash);
+    if (cache !== null && loaded.hash !== undefined && loaded.info !== undefined) await cache.noteStat(path, loaded.info, loaded.hash, loaded.ascii === true);
     return loaded.hash !== undefined ? vouchForTexts(loaded.playbook, layer, loaded.hash) : loaded.playbook;
   }
 
