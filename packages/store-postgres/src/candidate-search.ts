@@ -292,52 +292,75 @@ function planOf(terms: Term[], include: readonly number[]): Plan {
   return plan;
 }
 
+/** Row numbers below this index the score arrays directly; beyond, rows are mapped to dense slots. */
+const DENSE_ROW_LIMIT = 4_000_000;
+
 /**
- * One source of a term's matches as the server sends it: big-endian integers, row × 16 + flags
- * (columns holding the term: 1 content, 2 tags, 4 category; + 8 when active), concatenated and
- * sent as base64 text (a third of hex's size). Four bytes each while every row number is below
- * NARROW_ROWS, eight beyond.
+ * One source of a term's matches as the server sends it: integers row × 16 + flags (columns
+ * holding the term: 1 content, 2 tags, 4 category; + 8 when active), concatenated and sent as
+ * base64 text (a third of hex's size). While every row number is below DENSE_ROW_LIMIT, four
+ * little-endian bytes each, which the client reads in place as a Uint32Array; beyond, eight
+ * big-endian bytes, mapped to dense slots as they are read.
  */
-const NARROW_ROWS = 2 ** 27;
 const ENCODE_MATCH = (row: string, cols: string, active: string): string => {
-  const value = `${row} * 16 + ${cols} + CASE WHEN ${active} THEN 8 ELSE 0 END`;
-  return `CASE WHEN w.narrow THEN int4send((${value})::int) ELSE int8send(${value}) END`;
+  const value = `(${row} * 16 + ${cols} + CASE WHEN ${active} THEN 8 ELSE 0 END)`;
+  const v = `(${value})::int`;
+  const littleEndian = `((${v} & 255) << 24) | (((${v} >> 8) & 255) << 16) | (((${v} >> 16) & 255) << 8) | ((${v} >> 24) & 255)`;
+  return `CASE WHEN w.dense THEN int4send(${littleEndian}) ELSE int8send(${value}) END`;
 };
+
+const PLATFORM_LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 interface Sources {
   /**
-   * Per term (1-based) that matched anything: each bullet holding it once, as row × 16 + flags (a
-   * concept's phrasings' sources merged per bullet, columns OR-ed).
+   * Per term (1-based) that matched anything: each bullet holding it once, as slot × 16 + flags
+   * (a concept's phrasings' sources merged per bullet, columns OR-ed).
    */
-  byTerm: Map<number, Float64Array>;
-  /** The largest bullet row number in the database (sizes the score arrays). */
-  maxRow: number;
+  byTerm: Map<number, Uint32Array>;
+  /** The largest bullet row number of the table. */
+  top: number;
+  /** Slots are row numbers (all below DENSE_ROW_LIMIT), or indexes into rowOfSlot. */
+  dense: boolean;
+  rowOfSlot: number[];
+  slotOfRow: Map<number, number>;
 }
 
-/** The matches of one source (see ENCODE_MATCH). */
-function decodeList(text: string, narrow: boolean): Float64Array {
+const emptySources = (): Sources => ({ byTerm: new Map(), top: 0, dense: true, rowOfSlot: [], slotOfRow: new Map() });
+
+/** The matches of one source (see ENCODE_MATCH), as slot × 16 + flags. */
+function decodeList(text: string, sources: Sources): Uint32Array {
   const bytes = Buffer.from(text, "base64");
+  if (sources.dense) {
+    if (PLATFORM_LITTLE_ENDIAN && bytes.byteOffset % 4 === 0) return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    return Uint32Array.from({ length: bytes.length / 4 }, (_, i) => view.getUint32(4 * i, true));
+  }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-  const width = narrow ? 4 : 8;
-  const list = new Float64Array(bytes.length / width);
-  for (let i = 0; i < list.length; i += 1) list[i] = narrow ? view.getUint32(4 * i) : view.getUint32(8 * i) * 2 ** 32 + view.getUint32(8 * i + 4);
+  const list = new Uint32Array(bytes.length / 8);
+  for (let i = 0; i < list.length; i += 1) {
+    const low = view.getUint32(8 * i + 4);
+    const row = view.getUint32(8 * i) * 0x10000000 + (low >>> 4);
+    let slot = sources.slotOfRow.get(row);
+    if (slot === undefined) {
+      slot = sources.rowOfSlot.length;
+      sources.slotOfRow.set(row, slot);
+      sources.rowOfSlot.push(row);
+    }
+    list[i] = slot * 16 + (low & 15);
+  }
   return list;
 }
 
 /** A term's matches from its sources: one as it is; several merged per bullet, flags OR-ed. */
-function mergeSources(lists: readonly Float64Array[]): Float64Array {
-  if (lists.length === 1) return lists[0] as Float64Array;
+function mergeSources(lists: readonly Uint32Array[]): Uint32Array {
+  if (lists.length === 1) return lists[0] as Uint32Array;
   const merged = new Map<number, number>();
   for (const list of lists) {
-    for (const match of list) {
-      const flags = match % 16;
-      const row = (match - flags) / 16;
-      merged.set(row, (merged.get(row) ?? 0) | flags);
-    }
+    for (const match of list) merged.set(match >>> 4, (merged.get(match >>> 4) ?? 0) | (match & 15));
   }
-  const list = new Float64Array(merged.size);
+  const list = new Uint32Array(merged.size);
   let i = 0;
-  for (const [row, flags] of merged) list[i++] = row * 16 + flags;
+  for (const [slot, flags] of merged) list[i++] = slot * 16 + flags;
   return list;
 }
 
@@ -350,7 +373,7 @@ function mergeSources(lists: readonly Float64Array[]): Float64Array {
 async function readMatches(sql: Sql, space: string, terms: Term[], include: readonly number[], into: Sources): Promise<void> {
   if (include.length === 0) return;
   const plan = planOf(terms, include);
-  const values: unknown[] = [space, plan.lexemes, plan.terms, NARROW_ROWS];
+  const values: unknown[] = [space, plan.lexemes, plan.terms, DENSE_ROW_LIMIT];
   const param = (value: unknown, type: string): string => {
     values.push(value);
     return `$${values.length}::${type}`;
@@ -364,34 +387,32 @@ async function readMatches(sql: Sql, space: string, terms: Term[], include: read
     const term: Term = { phrases: p.phrases, weight: 1 };
     const [q, a, b, c] = [termQuery(term), termQuery(term, "A"), termQuery(term, "B"), termQuery(term, "C")].map((text) => param(text, "tsquery"));
     const cols = `((tsv @@ ${a})::int + 2 * (tsv @@ ${b})::int + 4 * (tsv @@ ${c})::int)`;
-    parts.push(`SELECT ${p.term}, encode(string_agg(${ENCODE_MATCH("row", cols, "active")}, ''::bytea), 'base64') FROM w, cm_search WHERE space = $1 AND tsv @@ ${q} GROUP BY w.narrow`);
+    parts.push(`SELECT ${p.term}, encode(string_agg(${ENCODE_MATCH("row", cols, "active")}, ''::bytea), 'base64') FROM w, cm_search WHERE space = $1 AND tsv @@ ${q} GROUP BY w.dense`);
   }
   const result = await sql.query({
-    text: `WITH w AS MATERIALIZED (SELECT top, top < $4::bigint AS narrow FROM (SELECT coalesce(max(row), 0) AS top FROM cm_search) AS m)\n${parts.join("\nUNION ALL ")}`,
+    // The encoding follows the largest row number of the whole table (any layer's), read first.
+    text: `WITH w AS MATERIALIZED (SELECT top, top < $4::bigint AS dense FROM (SELECT coalesce(max(row), 0) AS top FROM cm_search) AS m)\n${parts.join("\nUNION ALL ")}`,
     values,
     rowMode: "array",
   });
   const rows = result.rows as Array<[number, string | null]>;
-  const top = Number(rows.find(([term]) => term === 0)?.[1] ?? 0);
-  into.maxRow = Math.max(into.maxRow, top);
-  const lists = new Map<number, Float64Array[]>();
+  // Both reads of a search (selective, then common terms) see the same snapshot: the same top row.
+  into.top = Number(rows.find(([term]) => term === 0)?.[1] ?? 0);
+  into.dense = into.top < DENSE_ROW_LIMIT;
+  const lists = new Map<number, Uint32Array[]>();
   for (const [term, text] of rows) {
-    if (term !== 0 && text !== null && text !== "") lists.set(term, [...(lists.get(term) ?? []), decodeList(text, top < NARROW_ROWS)]);
+    if (term !== 0 && text !== null && text !== "") lists.set(term, [...(lists.get(term) ?? []), decodeList(text, into)]);
   }
   for (const [term, sources] of lists) into.byTerm.set(term, mergeSources(sources));
 }
 
-/** Row numbers up to this index the score arrays directly; beyond, rows are mapped to dense slots. */
-const DENSE_ROW_LIMIT = 4_000_000;
-
 /** How many of content, tags and category a column mask holds (BM25's term frequency here). */
 const COLUMN_COUNT = [0, 1, 1, 2, 1, 2, 2, 3];
 
-/** Per bullet met: its score summed over the terms, and whether it matched in content or tags. */
+/** Per bullet met (by slot, see Sources): its score summed over the terms, and whether it matched in content or tags. */
 interface Scored {
   /** The slots of the bullets scored (an active match of a term), in first-met order. */
   slots: number[];
-  rowOf: (slot: number) => number;
   score: Float64Array;
   text: Uint8Array;
 }
@@ -401,23 +422,8 @@ interface Scored {
  * (BM25's tf part, k1 = 1.2). In typed arrays: 150,000 matches summed in SQL cost ~2 µs each.
  */
 function scoreMatches(terms: Term[], include: readonly number[], stats: TermStats, sources: Sources): Scored {
-  // Slots: the row numbers themselves, or dense slots when rows are numbered very high.
-  const dense = sources.maxRow < DENSE_ROW_LIMIT;
-  const slotOfRow = new Map<number, number>();
-  const rowOfSlot: number[] = [];
-  const slotFor = (row: number): number => {
-    let slot = slotOfRow.get(row);
-    if (slot === undefined) {
-      slot = rowOfSlot.length;
-      slotOfRow.set(row, slot);
-      rowOfSlot.push(row);
-    }
-    return slot;
-  };
-  let total = 0;
-  for (const k of include) total += sources.byTerm.get(k + 1)?.length ?? 0;
-  const size = dense ? sources.maxRow + 1 : total;
-  const scored: Scored = { slots: [], rowOf: dense ? (slot) => slot : (slot) => rowOfSlot[slot] as number, score: new Float64Array(size), text: new Uint8Array(size) };
+  const size = sources.dense ? sources.top + 1 : sources.rowOfSlot.length;
+  const scored: Scored = { slots: [], score: new Float64Array(size), text: new Uint8Array(size) };
   const met = new Uint8Array(size);
   const { score, text, slots } = scored;
   for (const k of include) {
@@ -430,17 +436,16 @@ function scoreMatches(terms: Term[], include: readonly number[], stats: TermStat
     const df = only !== undefined ? (stats.df.get(`${only}\u0000*`) ?? 0) : list.length;
     const idf = term.weight * Math.max(1e-6, Math.log((stats.rows - df + 0.5) / (df + 0.5)));
     const gain = COLUMN_COUNT.map((tf) => (idf * tf * 2.2) / (tf + 1.2));
-    for (const match of list) {
-      const flags = match % 16;
-      const row = (match - flags) / 16;
-      if ((flags & 8) === 0) continue; // not active
-      const slot = dense ? row : slotFor(row);
+    for (let i = 0; i < list.length; i += 1) {
+      const match = list[i] as number;
+      if ((match & 8) === 0) continue; // not active
+      const slot = match >>> 4;
       if (met[slot] === 0) {
         met[slot] = 1;
         slots.push(slot);
       }
-      score[slot] = (score[slot] as number) + (gain[flags & 7] as number);
-      if ((flags & 3) !== 0) text[slot] = 1;
+      score[slot] = (score[slot] as number) + (gain[match & 7] as number);
+      if ((match & 3) !== 0) text[slot] = 1;
     }
   }
   return scored;
@@ -448,26 +453,29 @@ function scoreMatches(terms: Term[], include: readonly number[], stats: TermStat
 
 /**
  * The best `count` scored bullets by (content/tags match, score, row), best first. The cut-off
- * score is found with a native sort of the scores (cheap even before the JIT warms up), so only
- * the few bullets at or above it are compared one by one.
+ * score is found with a native sort of the competing scores (cheap even before the JIT warms
+ * up), so only the bullets at or above it are compared one by one.
  */
-function bestScored(scored: Scored, count: number): Array<{ row: number; score: number; text: boolean }> {
-  const { slots, score, text, rowOf } = scored;
+function bestScored(scored: Scored, sources: Sources, count: number): Array<{ row: number; score: number; text: boolean }> {
+  const { slots, score, text } = scored;
   if (count <= 0 || slots.length === 0) return [];
-  const textCount = slots.reduce((n, slot) => n + (text[slot] as number), 0);
+  let textCount = 0;
+  for (const slot of slots) textCount += text[slot] as number;
   // Content/tags matches first: the cut-off lies among them, or among the others once all of them are in.
-  const inText = textCount >= count;
-  const need = inText ? count : count - textCount;
-  const competing = new Float64Array(inText ? textCount : slots.length - textCount);
+  const inText = textCount >= count ? 1 : 0;
+  const need = inText === 1 ? count : count - textCount;
+  const competing = new Float64Array(inText === 1 ? textCount : slots.length - textCount);
   let n = 0;
-  for (const slot of slots) if ((text[slot] === 1) === inText) competing[n++] = score[slot] as number;
+  for (const slot of slots) if (text[slot] === inText) competing[n++] = score[slot] as number;
   competing.sort();
   const cutoff = need >= competing.length ? -Infinity : (competing[competing.length - need] as number);
-  const kept = slots.filter((slot) => (text[slot] === 1 ? !inText || (score[slot] as number) >= cutoff : !inText && (score[slot] as number) >= cutoff));
-  return kept
-    .map((slot) => ({ row: rowOf(slot), score: score[slot] as number, text: text[slot] === 1 }))
-    .sort((a, b) => Number(b.text) - Number(a.text) || b.score - a.score || a.row - b.row)
-    .slice(0, count);
+  const kept: Array<{ row: number; score: number; text: boolean }> = [];
+  for (const slot of slots) {
+    const isText = text[slot] as number;
+    if (isText < inText || (isText === inText && (score[slot] as number) < cutoff)) continue;
+    kept.push({ row: sources.dense ? slot : (sources.rowOfSlot[slot] as number), score: score[slot] as number, text: isText === 1 });
+  }
+  return kept.sort((a, b) => Number(b.text) - Number(a.text) || b.score - a.score || a.row - b.row).slice(0, count);
 }
 
 /**
@@ -478,7 +486,7 @@ function bestScored(scored: Scored, count: number): Array<{ row: number; score: 
  */
 async function rank(sql: Sql, space: string, terms: Term[], include: readonly number[], sources: Sources, stats: TermStats, limit: number, ids: string[]): Promise<{ rows: CandidateRow[]; textMatches: number }> {
   // The pool: the best POOL_FACTOR × limit by (content/tags match, score, row).
-  const pool = limit > 0 && include.length > 0 ? bestScored(scoreMatches(terms, include, stats, sources), POOL_FACTOR * limit) : [];
+  const pool = limit > 0 && include.length > 0 ? bestScored(scoreMatches(terms, include, stats, sources), sources, POOL_FACTOR * limit) : [];
   // Damped for length (as bm25 does, against the pool's mean length), the best `limit` kept.
   const lengths =
     pool.length === 0
@@ -513,7 +521,7 @@ export async function searchCandidates(sql: Sql, space: string, query: Candidate
   const ids = (query.ids ?? []).map((id) => (id.includes("\u0000") ? id.replaceAll("\u0000", "\uFFFD") : id));
   const words = queryWords(query.terms);
   const texts = textsOf(query, words);
-  const none: Sources = { byTerm: new Map(), maxRow: 0 };
+  const none = emptySources();
   const noStats: TermStats = { rows: 0, df: new Map() };
   if (limit === 0 || texts.length === 0) return (await rank(sql, space, [], [], none, noStats, 0, ids)).rows;
   const { lexed, stats } = await lexAndStats(sql, space, texts);
@@ -521,7 +529,7 @@ export async function searchCandidates(sql: Sql, space: string, query: Candidate
   if (terms.length === 0 || stats.rows === 0) return (await rank(sql, space, [], [], none, noStats, 0, ids)).rows;
   const split = splitCommon(terms, stats);
   // The selective terms' matches and the unsure ones' (which their matches then settle), together.
-  const sources: Sources = { byTerm: new Map(), maxRow: 0 };
+  const sources = emptySources();
   await readMatches(sql, space, terms, [...split.selective, ...split.unsure], sources);
   decideUnsure(split, sources);
   if (split.selective.length > 0) {
