@@ -261,6 +261,9 @@ function decideUnsure(split: Split, sources: Sources): void {
     (held > split.cap ? split.common : split.selective).push(i);
   }
   split.unsure = [];
+  // In term order (the order scores are summed in).
+  split.selective.sort((a, b) => a - b);
+  split.common.sort((a, b) => a - b);
 }
 
 /**
