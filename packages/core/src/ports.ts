@@ -168,7 +168,7 @@ export interface Store {
    * `PLAYBOOK_CORRUPT` (with the path and a hint) when the file cannot be parsed or validated.
    * Optionally, a store that knows what determines the returned bullets' texts (e.g. the hash of
    * the file's bytes) passes it to `noteTextSource` (ranking), so that a saved lexical index is
-   * found without hashing every text (callers must not edit a read result's `tags` arrays in place).
+   * found without hashing every text.
    */
   readPlaybook(layer: Layer): Promise<Playbook | null>;
 

@@ -246,6 +246,7 @@ describe("warmLexicalIndex with texts a store vouched for", () => {
       ["content edited in place", (bs) => ((bs[1]!.content = "Rate-limit with a sliding window."), bs)],
       ["category edited in place", (bs) => ((bs[2]!.category = "ci"), bs)],
       ["a tag added in place", (bs) => (bs[0]!.tags.push("cookies"), bs)],
+      ["a tag changed in place", (bs) => ((bs[0]!.tags[0] = "cookies"), bs)],
       ["tags replaced", (bs) => ((bs[0]!.tags = ["session"]), bs)],
       ["a bullet replaced by a copy with other text", (bs) => [bs[0]!, { ...bs[1]!, content: "Pin GitHub Actions to a commit SHA." }, bs[2]!, bs[3]!]],
       ["order changed", (bs) => [bs[1]!, bs[0]!, bs[2]!, bs[3]!]],

@@ -71,7 +71,9 @@ interface VouchedList {
   contents: readonly string[];
   categories: ReadonlyArray<string | undefined>;
   tags: ReadonlyArray<readonly string[] | undefined>;
-  tagCounts: readonly number[];
+  /** Every bullet's tags as they were, one after the other: bullet k's are tagValues[tagStart[k] .. tagStart[k + 1]). */
+  tagValues: readonly string[];
+  tagStart: readonly number[];
   /** Position of each bullet in `items`, made when a lookup first needs it. */
   positions?: Map<Bullet, number>;
 }
@@ -86,9 +88,8 @@ const MAX_VOUCHED = 4;
  * SHA-256 of the file they were decoded from together with the decoder's version and the layer.
  * warmLexicalIndex then keys the saved index by `source` and positions instead of hashing every
  * text (≈25 ms at 10,000 rules in a short-lived process). Bullets are recognised by identity (the
- * merged view shares them), and only while their content, category and tags array (and its length)
- * are the same values as when noted (an in-place edit of a tags array's elements goes unnoticed);
- * anything else is keyed by its texts. The last four lists noted are kept in memory. Optional for a
+ * merged view shares them), and only while their content, category and tags are the same values
+ * as when noted (edits in place are noticed); anything else is keyed by its texts. The last four lists noted are kept in memory. Optional for a
  * store; a `source` holding a line break or "\u0003" is ignored.
  */
 export function noteTextSource(bullets: readonly Bullet[], source: string): void {
@@ -96,28 +97,32 @@ export function noteTextSource(bullets: readonly Bullet[], source: string): void
   const contents: string[] = [];
   const categories: Array<string | undefined> = [];
   const tags: Array<readonly string[] | undefined> = [];
-  const tagCounts: number[] = [];
+  const tagValues: string[] = [];
+  const tagStart: number[] = [];
   for (const b of bullets) {
     contents.push(b.content);
     categories.push(b.category);
     tags.push(b.tags);
-    tagCounts.push(b.tags?.length ?? -1);
+    tagStart.push(tagValues.length);
+    if (b.tags !== undefined) for (const tag of b.tags) tagValues.push(tag);
   }
+  tagStart.push(tagValues.length);
   const existing = vouched.findIndex((list) => list.items === bullets);
   if (existing !== -1) vouched.splice(existing, 1);
-  vouched.push({ source, items: bullets, contents, categories, tags, tagCounts });
+  vouched.push({ source, items: bullets, contents, categories, tags, tagValues, tagStart });
   if (vouched.length > MAX_VOUCHED) vouched.shift();
 }
 
 /** Whether the bullet at `at` of `list` is `b` with the text fields it had when noted. */
 function stillVouched(list: VouchedList, at: number, b: Bullet): boolean {
-  return (
-    list.items[at] === b &&
-    list.contents[at] === b.content &&
-    list.categories[at] === b.category &&
-    list.tags[at] === b.tags &&
-    list.tagCounts[at] === (b.tags?.length ?? -1)
-  );
+  if (list.items[at] !== b || list.contents[at] !== b.content || list.categories[at] !== b.category || list.tags[at] !== b.tags) return false;
+  const from = list.tagStart[at]!;
+  const count = list.tagStart[at + 1]! - from;
+  const tags = b.tags;
+  if (tags === undefined) return count === 0;
+  if (tags.length !== count) return false;
+  for (let k = 0; k < count; k++) if (tags[k] !== list.tagValues[from + k]) return false;
+  return true;
 }
 
 /** Where `b` is in a vouched list, or null; `hint` (its position in the list being keyed) is tried first. */
