@@ -245,12 +245,34 @@ export class PgDatabase {
     this.warming = this.getPool()
       .connect()
       .then(
-        (client) => client.release(),
+        async (client) => {
+          // The schema check too (a read): a current schema needs nothing more at the first use.
+          let broken = false;
+          try {
+            if ((await this.currentVersion(client)) === SCHEMA_VERSION) this.ready ??= Promise.resolve();
+          } catch (error) {
+            broken = isConnectionError(error);
+          } finally {
+            client.release(broken);
+          }
+        },
         () => undefined,
       )
       .finally(() => {
         this.warming = null;
       });
+  }
+
+  /** The newest applied migration on this connection's schema; null when the schema was never created. */
+  private async currentVersion(client: pg.PoolClient): Promise<number | null> {
+    // A missing table is error 42P01 (one statement, where to_regclass first would be two).
+    return client.query("SELECT max(version) AS v FROM cm_schema_migrations").then(
+      (result) => (result.rows[0]?.v as number | null) ?? null,
+      (error: unknown) => {
+        if ((error as { code?: unknown } | null)?.code === "42P01") return null;
+        throw error;
+      },
+    );
   }
 
   /** Applies missing migrations once per store (again after a failure). */
@@ -283,15 +305,8 @@ export class PgDatabase {
     const client = await this.connect();
     let broken = false;
     try {
-      // Most openings find the schema current: one read, no lock (a missing table is an error
-      // 42P01, answered by creating everything below).
-      const version = await client.query("SELECT max(version) AS v FROM cm_schema_migrations").then(
-        (result) => (result.rows[0]?.v as number | null) ?? null,
-        (error: unknown) => {
-          if ((error as { code?: unknown } | null)?.code === "42P01") return null;
-          throw error;
-        },
-      );
+      // Most openings find the schema current: one read, no lock.
+      const version = await this.currentVersion(client);
       if (version === SCHEMA_VERSION) return;
       if (version !== null && version > SCHEMA_VERSION) throw this.newerSchema(version);
       await client.query("BEGIN");
