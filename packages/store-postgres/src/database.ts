@@ -174,6 +174,8 @@ export class PgDatabase {
   private pool: pg.Pool | null = null;
   private ready: Promise<void> | null = null;
   private warming: Promise<void> | null = null;
+  /** The warm connection found the schema current: the first use needs no migration step. */
+  private current = false;
   private readonly options: PgDatabaseOptions;
   private readonly turns: Turnstile;
   /** Set inside a transaction's function: transactions it starts do not wait for a turn (they would wait for it). */
@@ -249,7 +251,7 @@ export class PgDatabase {
           // The schema check too (a read): a current schema needs nothing more at the first use.
           let broken = false;
           try {
-            if ((await this.currentVersion(client)) === SCHEMA_VERSION) this.ready ??= Promise.resolve();
+            this.current = (await this.currentVersion(client)) === SCHEMA_VERSION;
           } catch (error) {
             broken = isConnectionError(error);
           } finally {
@@ -278,7 +280,9 @@ export class PgDatabase {
   /** Applies missing migrations once per store (again after a failure). */
   ensureSchema(): Promise<void> {
     if (this.ready === null) {
-      this.ready = this.migrate().catch((error: unknown) => {
+      // The connection opened ahead (warm) may be checking the version right now: its answer first.
+      const warming = this.warming ?? Promise.resolve();
+      this.ready = warming.then(() => (this.current ? undefined : this.migrate())).catch((error: unknown) => {
         this.ready = null;
         throw error;
       });
@@ -431,6 +435,7 @@ export class PgDatabase {
     const pool = this.pool;
     this.pool = null;
     this.ready = null;
+    this.current = false;
     if (pool !== null) await pool.end().catch(() => undefined);
   }
 }
