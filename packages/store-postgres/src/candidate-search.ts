@@ -485,34 +485,31 @@ function bestScored(scored: Scored, sources: Sources, count: number): Array<{ ro
  * Scores the bullets matching the `include`d terms and returns the best `limit` active ones
  * (content/tags matches first), plus the bullets of `ids`, in playbook order; `textMatches`
  * counts the chosen bullets that match in content or tags. The terms' matches were read by
- * readMatches; the server reads the pool's lengths and the chosen bullets.
+ * readMatches; the server damps the pool for length and returns the chosen bullets.
  */
 async function rank(sql: Sql, space: string, terms: Term[], include: readonly number[], sources: Sources, stats: TermStats, limit: number, ids: string[]): Promise<{ rows: CandidateRow[]; textMatches: number }> {
   // The pool: the best POOL_FACTOR × limit by (content/tags match, score, row).
   const pool = limit > 0 && include.length > 0 ? bestScored(scoreMatches(terms, include, stats, sources), sources, POOL_FACTOR * limit) : [];
-  // Damped for length (as bm25 does, against the pool's mean length), the best `limit` kept.
-  const lengths =
-    pool.length === 0
-      ? []
-      : ((await sql.query({ text: "SELECT row, len, pos FROM cm_search WHERE row = ANY ($1::bigint[])", values: [pool.map((p) => p.row)], rowMode: "array" })).rows as Array<
-          [number, number, number]
-        >);
-  const at = new Map(lengths.map(([row, len, pos]) => [row, { len, pos }]));
-  const mean = Math.max(1, lengths.reduce((sum, [, len]) => sum + len, 0) / Math.max(1, lengths.length));
-  const chosen = pool
-    .flatMap((p) => {
-      const found = at.get(p.row);
-      return found === undefined ? [] : [{ row: p.row, pos: found.pos, text: p.text, damped: p.score / Math.sqrt(0.25 + (0.75 * found.len) / mean) }];
-    })
-    .sort((a, b) => Number(b.text) - Number(a.text) || b.damped - a.damped || a.pos - b.pos || a.row - b.row)
-    .slice(0, limit);
+  // In the server, one statement: the pool damped for length (as bm25 does, against the pool's
+  // mean length), the best `limit` kept, and their bodies with those of `ids`.
   const result = await sql.query({
-    text: "SELECT row, pos, id, body FROM cm_bullets WHERE row = ANY ($2::bigint[]) OR (space = $1 AND id = ANY ($3::text[])) ORDER BY pos, row",
-    values: [space, chosen.map((e) => e.row), ids],
+    text: `WITH pool AS (SELECT * FROM unnest($2::bigint[], $3::float8[], $4::bool[]) AS p(row, score, text)),
+           chosen AS (
+             SELECT p.row, p.text FROM pool p JOIN cm_search s USING (row)
+             ORDER BY p.text DESC, p.score / sqrt(0.25 + 0.75 * s.len / greatest(avg(s.len) OVER (), 1)) DESC, s.pos, p.row LIMIT $5
+           ),
+           picked AS (SELECT row FROM chosen UNION SELECT row FROM cm_bullets WHERE space = $1 AND id = ANY ($6::text[]))
+           SELECT b.row, b.pos, b.id, b.body, coalesce(c.text, false) FROM picked JOIN cm_bullets b USING (row) LEFT JOIN chosen c USING (row)
+           ORDER BY b.pos, b.row`,
+    values: [space, pool.map((p) => p.row), pool.map((p) => p.score), pool.map((p) => p.text), limit, ids],
     rowMode: "array",
   });
-  const rows = (result.rows as Array<[number, number, string, string]>).map(([row, pos, id, body]) => ({ row, pos, id, body }));
-  return { rows, textMatches: chosen.filter((e) => e.text).length };
+  let textMatches = 0;
+  const rows = (result.rows as Array<[number, number, string, string, boolean]>).map(([row, pos, id, body, text]) => {
+    if (text) textMatches += 1;
+    return { row, pos, id, body };
+  });
+  return { rows, textMatches };
 }
 
 /**
