@@ -6,11 +6,15 @@
 //     binaries the tests use, default durability settings), SQLite the store's database file.
 //   - `cm mark <id> --helpful --json` as a whole process (median), and the store's own time for
 //     the scoped mutation behind it (in-process `mutatePlaybook` with `bulletIds`, median).
-//   - The PostgreSQL database is vacuumed and analysed after the load (as autovacuum would soon).
+//   - The PostgreSQL database is vacuumed and analysed after the load (as autovacuum would soon),
+//     and checkpointed (the load's writes are not flushed during the runs).
+//   - Every task runs once on each backend before the measured runs (warm caches on both).
 //   - Both backends are loaded first, then their runs alternate (a load change hits both alike).
 //
 // Run after `pnpm build`: `node bench/postgres-bench.mjs` (`pnpm bench:postgres`). Options:
-// --no-doc (print only). Environment: PG_BENCH_SIZES ("1000,10000,100000"), PG_BENCH_RUNS (7).
+// --no-doc (print only). Environment: PG_BENCH_SIZES ("1000,10000,100000"), PG_BENCH_RUNS (7),
+// PG_BENCH_BASELINE (the cm.js of another build: its `cm context` runs alternate with this build's
+// on the same databases, and get rows of their own marked "(baseline)").
 // The team proof through `cm` (8 process streams on two homes, 20 SIGKILL trials) has its own
 // section: bench/postgres-proof.mjs (`pnpm bench:postgres-proof`).
 import { spawnSync } from "node:child_process";
@@ -27,6 +31,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = join(root, "apps/cli/dist/cm.js");
 const SIZES = (process.env.PG_BENCH_SIZES ?? "1000,10000,100000").split(",").map(Number);
 const RUNS = Number(process.env.PG_BENCH_RUNS ?? 7);
+const BASELINE = process.env.PG_BENCH_BASELINE;
 const WRITE_DOC = !process.argv.includes("--no-doc");
 const log = (line) => console.error(`[postgres-bench] ${line}`);
 const load = (path) => import(pathToFileURL(join(root, path)).href);
@@ -74,6 +79,8 @@ try {
         const client = new pg.Client({ connectionString: env.CASS_MEMORY_DATABASE_URL });
         await client.connect();
         await client.query("VACUUM (ANALYZE)");
+        // And the load's dirty pages written out now, not by a checkpoint in the middle of the runs.
+        await client.query("CHECKPOINT");
         await client.end();
       }
       // In-process: the scoped mutation behind `cm mark` (one rule's feedback).
@@ -91,29 +98,40 @@ try {
         inProcess.push(performance.now() - t);
       }
       await store.close();
-      setups[backend] = { home, env, inProcess, context: [], mark: [] };
+      setups[backend] = { home, env, inProcess, context: [], mark: [], baseline: [] };
     }
-    const run = (backend, args) => {
+    const run = (backend, args, bin = cli) => {
       const { home, env } = setups[backend];
       let t = performance.now();
-      let r = spawnSync(process.execPath, [cli, ...args], { cwd: home, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+      let r = spawnSync(process.execPath, [bin, ...args], { cwd: home, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
       // A build running at the same time empties dist/: wait for it rather than fail.
       for (let retry = 0; r.status !== 0 && /ENOENT[^\n]*\/dist\/|ERR_MODULE_NOT_FOUND|Cannot find module [^\n]*\/dist\/|SyntaxError: Unexpected end of input/.test(r.stderr) && retry < 60; retry++) {
         log("the CLI is being rebuilt; waiting 5 s");
         spawnSync("sleep", ["5"]);
         t = performance.now();
-        r = spawnSync(process.execPath, [cli, ...args], { cwd: home, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+        r = spawnSync(process.execPath, [bin, ...args], { cwd: home, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
       }
       const ms = performance.now() - t;
       if (r.status !== 0) throw new Error(`cm ${args[0]} failed (${r.status}) on ${backend} at ${size}: ${r.stderr.slice(0, 400)}`);
       return ms;
     };
-    for (const backend of ["sqlite", "postgres"]) run(backend, ["context", tasks[0], "--json"]); // warm-up (first open, OS caches)
-    for (const task of tasks) for (const backend of ["sqlite", "postgres"]) setups[backend].context.push(run(backend, ["context", task, "--json"]));
+    // Warm-up: every task once on each backend (first open, the OS's and the server's caches), so
+    // that the runs measure a store in use, not the first touch of each word's pages after the load.
+    for (const task of tasks) for (const backend of ["sqlite", "postgres"]) run(backend, ["context", task, "--json"]);
+    for (const task of tasks) {
+      for (const backend of ["sqlite", "postgres"]) {
+        setups[backend].context.push(run(backend, ["context", task, "--json"]));
+        if (BASELINE) setups[backend].baseline.push(run(backend, ["context", task, "--json"], BASELINE));
+      }
+    }
     for (const id of markIds) for (const backend of ["sqlite", "postgres"]) setups[backend].mark.push(run(backend, ["mark", id, "--helpful", "--json"]));
     for (const backend of ["sqlite", "postgres"]) {
-      const { home, context, mark, inProcess } = setups[backend];
+      const { home, context, mark, inProcess, baseline } = setups[backend];
       rows.push({ size, backend, context: median(context), mark: median(mark), markStore: median(inProcess) });
+      if (BASELINE) {
+        rows.push({ size, backend: `${backend} (baseline)`, context: median(baseline) });
+        log(`${backend} ${size} (baseline): context ${fmt(median(baseline))} ms`);
+      }
       log(`${backend} ${size}: context ${fmt(median(context))} ms, mark ${fmt(median(mark))} ms (store ${fmt(median(inProcess))} ms)`);
       rmSync(home, { recursive: true, force: true });
     }
@@ -129,9 +147,11 @@ const lines = [
   "|---:|---|---:|---:|---:|---:|",
 ];
 for (const r of rows) {
-  const sqlite = rows.find((x) => x.size === r.size && x.backend === "sqlite");
-  const ratio = r.backend === "postgres" && sqlite ? `${(r.context / sqlite.context).toFixed(2)}×` : "";
-  lines.push(`| ${r.size.toLocaleString("en-US")} | ${r.backend} | ${fmt(r.context)} ms | ${fmt(r.mark)} ms | ${fmt(r.markStore)} ms | ${ratio} |`);
+  const suffix = r.backend.endsWith(" (baseline)") ? " (baseline)" : "";
+  const sqlite = rows.find((x) => x.size === r.size && x.backend === `sqlite${suffix}`);
+  const ratio = r.backend.startsWith("postgres") && sqlite ? `${(r.context / sqlite.context).toFixed(2)}×` : "";
+  const cell = (ms) => (ms === undefined ? "" : `${fmt(ms)} ms`);
+  lines.push(`| ${r.size.toLocaleString("en-US")} | ${r.backend} | ${cell(r.context)} | ${cell(r.mark)} | ${cell(r.markStore)} | ${ratio} |`);
 }
 const table = lines.join("\n");
 console.log(table);
