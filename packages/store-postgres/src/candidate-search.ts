@@ -129,14 +129,16 @@ interface TermStats {
 
 /**
  * Lexemes (in order, with positions) of each text, by the column's text configuration, and the
- * layer's term statistics for every single lexeme met. One round trip.
+ * layer's term statistics for every single lexeme met. One round trip. (The lexemes go to
+ * `cm_terms` as an array: as a subquery the planner guessed 200 of them and scanned the whole
+ * table, which every write's count updates leave with many more pages than rows.)
  */
 async function lexAndStats(sql: Sql, space: string, texts: string[]): Promise<{ lexed: Lexed[]; stats: TermStats }> {
   const result = await sql.query({
     text: `WITH input AS (SELECT t, i FROM unnest($2::text[]) WITH ORDINALITY AS u(t, i)),
            lex AS (SELECT i, l.lexeme, l.positions[1] AS p FROM input, unnest(to_tsvector('${TEXT_CONFIG}', t)) AS l),
            words AS (SELECT i, array_agg(lexeme ORDER BY p) AS lexemes, array_agg(p ORDER BY p) AS positions FROM lex GROUP BY i),
-           stats AS (SELECT lexeme, weight::text AS weight, df FROM cm_terms WHERE space = $1 AND lexeme IN (SELECT lexeme FROM lex) AND weight IN ('A', 'B', 'C', '*'))
+           stats AS (SELECT lexeme, weight::text AS weight, df FROM cm_terms WHERE space = $1 AND lexeme = ANY (ARRAY(SELECT DISTINCT lexeme FROM lex)) AND weight IN ('A', 'B', 'C', '*'))
            SELECT 'w' AS kind, i::int AS i, lexemes, positions, NULL::text AS weight, NULL::bigint AS df FROM words
            UNION ALL SELECT 's', NULL, ARRAY[lexeme], NULL, weight, df FROM stats
            UNION ALL SELECT 'n', NULL, NULL, NULL, NULL, (SELECT df FROM cm_terms WHERE space = $1 AND lexeme = '' AND weight = '*')`,
