@@ -1,33 +1,19 @@
-import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
+import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createTestBullet } from "@cass-memory/core/testing";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createYamlStore, toYaml } from "../src/index.js";
 import { STAT_SETTLED_MS } from "../src/parse-cache.js";
-import { tempDir, testLogger } from "./helpers.js";
+import { testLogger, useTempHome } from "./helpers.js";
 
 // A stat record also says whether the parse cache file of its hash is ASCII, so that reads by the
 // record decode it as Latin-1 without checking every byte again.
 
-let dir = "";
-let cleanup: () => Promise<void> = async () => undefined;
-let globalDir = "";
-let cacheDir = "";
-let playbookPath = "";
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir("cm-stat-ascii-"));
-  globalDir = join(dir, ".cass-memory");
-  cacheDir = join(globalDir, ".cache");
-  playbookPath = join(globalDir, "playbook.yaml");
-  await mkdir(globalDir, { recursive: true });
-});
-afterEach(async () => {
-  await cleanup();
-});
+const home = useTempHome("cm-stat-ascii-");
 
 const NOW = "2026-01-01T00:00:00.000Z";
 const settle = () => new Promise((resolve) => setTimeout(resolve, STAT_SETTLED_MS + 200));
-const open = () => createYamlStore({ globalDir, repoDir: null, logger: testLogger(), parseCache: { minBytes: 1024 } });
+const open = () => createYamlStore({ globalDir: home.globalDir, repoDir: null, logger: testLogger(), parseCache: { minBytes: 1024 } });
 
 function playbook(content: (i: number) => string) {
   return {
@@ -41,14 +27,14 @@ function playbook(content: (i: number) => string) {
 }
 
 const statRecord = async () => {
-  const [name] = (await readdir(cacheDir)).filter((n) => n.endsWith(".stat.json"));
-  return { path: join(cacheDir, name ?? ""), record: JSON.parse(await readFile(join(cacheDir, name ?? ""), "utf8")) as Record<string, unknown> };
+  const [name] = (await readdir(home.cacheDir)).filter((n) => n.endsWith(".stat.json"));
+  return { path: join(home.cacheDir, name ?? ""), record: JSON.parse(await readFile(join(home.cacheDir, name ?? ""), "utf8")) as Record<string, unknown> };
 };
-const cacheFile = async () => join(cacheDir, (await readdir(cacheDir)).find((n) => /\.v1\.[0-9a-f]{64}\.json$/.test(n)) ?? "");
+const cacheFile = async () => join(home.cacheDir, (await readdir(home.cacheDir)).find((n) => /\.v1\.[0-9a-f]{64}\.json$/.test(n)) ?? "");
 
 describe("parse cache: the stat record's ASCII flag", () => {
   it("is recorded for an ASCII cache file and then trusted by reads through the record", async () => {
-    await writeFile(playbookPath, toYaml(playbook((i) => `Rule ${i}: measure before optimising`)));
+    await writeFile(home.playbookPath, toYaml(playbook((i) => `Rule ${i}: measure before optimising`)));
     await open().readPlaybook("global");
     await settle();
     const expected = await open().readPlaybook("global");
@@ -62,7 +48,7 @@ describe("parse cache: the stat record's ASCII flag", () => {
 
   it("is not recorded for a cache file with other characters, whose texts are served exactly", async () => {
     const text = (i: number) => `Règle ${i}: mesurer avant d'optimiser ✓ 測定`;
-    await writeFile(playbookPath, toYaml(playbook(text)));
+    await writeFile(home.playbookPath, toYaml(playbook(text)));
     await open().readPlaybook("global");
     await settle();
     await open().readPlaybook("global");
@@ -72,7 +58,7 @@ describe("parse cache: the stat record's ASCII flag", () => {
   });
 
   it("is added to a record written without it (a parse, or an older cm) once a read finds the file ASCII", async () => {
-    await writeFile(playbookPath, toYaml(playbook((i) => `Rule ${i}: keep the benchmark script`)));
+    await writeFile(home.playbookPath, toYaml(playbook((i) => `Rule ${i}: keep the benchmark script`)));
     await settle();
     // The first read parses the YAML (no cache file was read): the record has no flag.
     const expected = await open().readPlaybook("global");

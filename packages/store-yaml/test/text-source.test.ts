@@ -1,29 +1,16 @@
 import { createHash } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
 import { defaultConfig, rankBulletsForTask, warmLexicalIndex, type Bullet, type LexicalCache } from "@cass-memory/core";
 import { createTestBullet } from "@cass-memory/core/testing";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createYamlStore, toYaml } from "../src/index.js";
 import { PARSE_CACHE_FORMAT, STAT_SETTLED_MS } from "../src/parse-cache.js";
-import { tempDir, testLogger } from "./helpers.js";
+import { testLogger, useTempHome } from "./helpers.js";
 
 // The YAML store vouches for the texts of what it reads (core's noteTextSource) by the SHA-256 of
 // the file's bytes, so the ranker finds its saved index without hashing every rule's text.
 
-let dir = "";
-let cleanup: () => Promise<void> = async () => undefined;
-let globalDir = "";
-let playbookPath = "";
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir("cm-text-source-"));
-  globalDir = join(dir, ".cass-memory");
-  playbookPath = join(globalDir, "playbook.yaml");
-  await mkdir(globalDir, { recursive: true });
-});
-afterEach(async () => {
-  await cleanup();
-});
+const home = useTempHome("cm-text-source-");
 
 const NOW = "2026-01-01T00:00:00.000Z";
 const TOPICS = ["session cookies after deploy", "relative imports need the .js suffix", "token bucket per API key", "pin the toolchain"];
@@ -48,7 +35,7 @@ function playbook(count: number, label: string) {
   };
 }
 
-const open = (minBytes = 1024) => createYamlStore({ globalDir, repoDir: null, logger: testLogger(), parseCache: { minBytes } });
+const open = (minBytes = 1024) => createYamlStore({ globalDir: home.globalDir, repoDir: null, logger: testLogger(), parseCache: { minBytes } });
 const opts = { now: new Date(NOW), config: defaultConfig(), limit: 10, minRelevance: 0 };
 const forgetIndex = () => rankBulletsForTask([createTestBullet({ id: "other", content: "Something else entirely." })], "anything", opts);
 const rankAll = (bullets: Bullet[]) => TOPICS.map((t) => rankBulletsForTask(bullets, t, opts).ranked.map((r) => [r.id, r.relevanceScore]));
@@ -75,12 +62,12 @@ function recordingCache() {
   return { cache, digested, asked };
 }
 
-const fileHash = async () => createHash("sha256").update(await readFile(playbookPath)).digest("hex");
+const fileHash = async () => createHash("sha256").update(await readFile(home.playbookPath)).digest("hex");
 
 describe("YAML store: reads vouch for their texts", () => {
   it("keys the saved index by the file's hash on a miss, a cache hit and a stat hit, and a change of the file changes it", async () => {
     const { cache, digested, asked } = recordingCache();
-    await writeFile(playbookPath, toYaml(playbook(40, "first")));
+    await writeFile(home.playbookPath, toYaml(playbook(40, "first")));
     const run = (hash: string) => `\u0003yaml-v${PARSE_CACHE_FORMAT}-global-${hash}\u00040\u000439\n`;
 
     // First read: parsed and cached. The digest sees the source, not the texts.
@@ -106,8 +93,8 @@ describe("YAML store: reads vouch for their texts", () => {
     expect(asked.at(-1)).toBe(asked[0]);
 
     // One rule's text changes: new file hash, new key, and only that rule is analysed again.
-    const text = await readFile(playbookPath, "utf8");
-    await writeFile(playbookPath, text.replace("Rule 7 (first)", "Rule 7 (edited)"));
+    const text = await readFile(home.playbookPath, "utf8");
+    await writeFile(home.playbookPath, text.replace("Rule 7 (first)", "Rule 7 (edited)"));
     forgetIndex();
     const edited = (await open().readPlaybook("global"))!;
     expect(await warmLexicalIndex(edited.bullets, cache, logger())).toEqual({ loaded: false, reused: 39, analysed: 1 });
@@ -122,7 +109,7 @@ describe("YAML store: reads vouch for their texts", () => {
 
   it("does not vouch for files read without the parse cache: their texts are digested", async () => {
     const { cache, digested } = recordingCache();
-    await writeFile(playbookPath, toYaml(playbook(3, "small")));
+    await writeFile(home.playbookPath, toYaml(playbook(3, "small")));
     const small = (await open(1024 * 1024).readPlaybook("global"))!;
     await warmLexicalIndex(small.bullets, cache, logger());
     expect(digested).toHaveLength(1);
