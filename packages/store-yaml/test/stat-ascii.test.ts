@@ -1,5 +1,6 @@
 import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { createEmptyPlaybook } from "@cass-memory/core";
 import { createTestBullet } from "@cass-memory/core/testing";
 import { describe, expect, it } from "vitest";
 import { createYamlStore, toYaml } from "../src/index.js";
@@ -17,11 +18,7 @@ const open = () => createYamlStore({ globalDir: home.globalDir, repoDir: null, l
 
 function playbook(content: (i: number) => string) {
   return {
-    schema_version: 2,
-    name: "playbook",
-    description: "Auto-generated from cass-memory reflections",
-    metadata: { createdAt: NOW, totalReflections: 0, totalSessionsProcessed: 0 },
-    deprecatedPatterns: [],
+    ...createEmptyPlaybook(NOW, "global"),
     bullets: Array.from({ length: 30 }, (_, i) => createTestBullet({ id: `b-ascii-${i}`, category: "perf", content: content(i), createdAt: NOW, updatedAt: NOW })),
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
-import { defaultConfig, rankBulletsForTask, warmLexicalIndex, type Bullet, type LexicalCache } from "@cass-memory/core";
+import { createEmptyPlaybook, defaultConfig, rankBulletsForTask, warmLexicalIndex, type Bullet, type LexicalCache } from "@cass-memory/core";
 import { createTestBullet } from "@cass-memory/core/testing";
 import { describe, expect, it } from "vitest";
 import { createYamlStore, toYaml } from "../src/index.js";
@@ -17,11 +17,7 @@ const TOPICS = ["session cookies after deploy", "relative imports need the .js s
 
 function playbook(count: number, label: string) {
   return {
-    schema_version: 2,
-    name: "playbook",
-    description: "Auto-generated from cass-memory reflections",
-    metadata: { createdAt: NOW, totalReflections: 0, totalSessionsProcessed: 0 },
-    deprecatedPatterns: [],
+    ...createEmptyPlaybook(NOW, "global"),
     bullets: Array.from({ length: count }, (_, i) =>
       createTestBullet({
         id: `b-src-${i}`,
