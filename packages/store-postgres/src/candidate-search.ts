@@ -12,8 +12,8 @@ import type { Sql } from "./database.js";
  *    it says little about a rule and is what makes an OR query match most of the playbook. How many
  *    bullets hold a lexeme in each column comes from `cm_terms` (schema migration 2, kept by
  *    triggers in every write), so deciding costs one indexed read, not a scan of the term's list.
- *    Terms the table cannot answer exactly are counted (their one-lexeme phrasings from the
- *    postings, their longer ones through the GIN index), up to the cap.
+ *    A concept the table cannot settle (its phrasings may share bullets) is decided by its
+ *    matches, read with the selective terms' (splitCommon, decideUnsure).
  *    Unlike the SQLite store, stop words (PostgreSQL's english list) are no terms at all.
  * 3. The other terms' matches are read from `cm_postings` (schema migration 3: one index entry per
  *    bullet and lexeme holding its columns and active state, read by index-only scans) for every
@@ -25,7 +25,10 @@ import type { Sql } from "./database.js";
  *    `limit` kept. When fewer than `limit` active bullets match in content or tags, the common
  *    terms are added and the search runs again.
  *
- * Everything but the choice of terms runs in the server: the client receives only the chosen rows.
+ * The server lexes the words and reads each term's matches as one compact list (readMatches);
+ * the client sums the scores (scoreMatches) and picks the pool (bestScored), as the SQLite store
+ * does in-process; the server damps the pool for length and returns the chosen rows (rank).
+ * Four statements in one read-only transaction (two more when the common terms are let in).
  */
 
 export const MAX_QUERY_WORDS = 64;
