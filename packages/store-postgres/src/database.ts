@@ -294,10 +294,7 @@ export class PgDatabase {
   async schemaVersion(): Promise<number | null> {
     const client = await this.connect();
     try {
-      const exists = await client.query("SELECT to_regclass($1) AS t", [`${this.schema}.cm_schema_migrations`]);
-      if (exists.rows[0]?.t === null) return null;
-      const result = await client.query("SELECT max(version) AS v FROM cm_schema_migrations");
-      return (result.rows[0]?.v as number | null) ?? null;
+      return await this.currentVersion(client);
     } catch (error) {
       throw pgFailure(error, this.url);
     } finally {

@@ -182,9 +182,13 @@ async function putDocument(sql: Sql, space: string, name: string, text: string, 
   );
 }
 
+/** The first column of `rows` (one text line each), joined as a JSONL text. */
+function joinLines(rows: unknown[][]): string {
+  return rows.map((r) => r[0] as string).join("\n");
+}
+
 async function lines(sql: Sql, text: string, values: unknown[]): Promise<string> {
-  const result = await sql.query({ text, values, rowMode: "array" });
-  return (result.rows as Array<[string]>).map((r) => r[0]).join("\n");
+  return joinLines((await sql.query({ text, values, rowMode: "array" })).rows as unknown[][]);
 }
 
 /**
@@ -374,10 +378,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     const space = spaceOf(layer);
     if (space === null) return [];
     const rows = (await db.query("SELECT source, line FROM cm_blocked WHERE space = $1 AND source IN ('blocked', 'toxic') ORDER BY seq", [space])) as Array<[string, string]>;
-    const texts = {
-      blocked: rows.flatMap(([source, line]) => (source === "blocked" ? [line] : [])).join("\n"),
-      toxic: rows.flatMap(([source, line]) => (source === "toxic" ? [line] : [])).join("\n"),
-    };
+    const textOf = (wanted: string): string => rows.flatMap(([source, line]) => (source === wanted ? [line] : [])).join("\n");
+    const texts = { blocked: textOf("blocked"), toxic: textOf("toxic") };
     const entries: BlockedEntry[] = [];
     for (const [source, text] of [
       ["blocked.log", texts.blocked],
@@ -443,7 +445,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   async function readLog(layer: Layer, log: LogName): Promise<LogReadResult> {
     const space = spaceOf(layer);
     if (space === null) return { records: [], malformed: 0 };
-    const text = ((await db.query("SELECT line FROM cm_logs WHERE space = $1 AND log = $2 ORDER BY seq", [space, log])) as Array<[string]>).map((r) => r[0]).join("\n");
+    const text = joinLines(await db.query("SELECT line FROM cm_logs WHERE space = $1 AND log = $2 ORDER BY seq", [space, log]));
     const { values, malformed } = parseJsonLines(text);
     return { records: values, malformed };
   }
@@ -520,7 +522,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
   async function readProcessedSessions(log: string): Promise<ProcessedSession[]> {
     const file = processedLogFileName(log);
-    const text = ((await db.query("SELECT line FROM cm_processed_log WHERE space = $1 AND log = $2 ORDER BY seq", [globalSpace, log])) as Array<[string]>).map((r) => r[0]).join("\n");
+    const text = joinLines(await db.query("SELECT line FROM cm_processed_log WHERE space = $1 AND log = $2 ORDER BY seq", [globalSpace, log]));
     const { records, malformed } = decodeProcessedLog(text);
     if (malformed > 0) logger.warn(`Skipped ${malformed} malformed line(s) in ${recordPath(globalSpace, `${PROCESSED_LOG_DIR}/${file}`)}`);
     return records;
