@@ -636,7 +636,7 @@ export interface LexicalCache {
   /** Replaces the saved index. Never rejects. */
   writeIndex?(fingerprint: string, bytes: Uint8Array): Promise<void>;
   /**
-   * A collision-resistant digest of `text` (hex), computed natively by the host. Optional: when
+   * A collision-resistant digest of `text` (hex), computed by the host (natively for long texts). Optional: when
    * present, the saved index is keyed by one digest of all rule texts instead of per-rule hashes
    * computed in JavaScript (which dominate a short process at 10,000 rules).
    */

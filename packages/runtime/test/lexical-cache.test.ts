@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -33,6 +34,13 @@ describe("lexical cache files", () => {
     expect(await createLexicalCache({ globalDir, logger, salt: "1.2.4" }).read("documents", "fp-1")).toBeNull();
     const file = JSON.parse(readFileSync(lexicalCachePath(globalDir, "documents"), "utf8"));
     expect(file).toEqual({ fingerprint: "fp-1@1.2.3", value: ["k", "a||||"] });
+  });
+
+  it("digests texts as SHA-256 hex, short ones in JavaScript and long ones natively, the same digest", () => {
+    const cache = createLexicalCache({ globalDir: join(root, "g"), logger: createMemoryLogger() });
+    for (const text of ["", "a", "\u0003sha:abc\u00041\u00049\n", "é😀 ünïcode", "x".repeat(4096), "y".repeat(4097), "z😀".repeat(3000)]) {
+      expect(cache.digest?.(text)).toBe(createHash("sha256").update(text, "utf8").digest("hex"));
+    }
   });
 
   it("keeps the index's bytes under their fingerprint, starting at a multiple of 8 in the file", async () => {
