@@ -94,12 +94,27 @@ export function writeStderr(text: string): void {
   writeAllSync(2, redactText(text.endsWith("\n") ? text : `${text}\n`));
 }
 
-const redactingReplacer = (_key: string, value: unknown): unknown => (typeof value === "string" ? redactText(value) : value);
+/** Strings up to this length are redacted once per document and the result reused. */
+const MEMO_MAX_CHARS = 1024;
 
 export function printJson(value: unknown): void {
   // Every string value is redacted as it is serialised (keys are ours), so the text needs no
   // second pass and no redacted copy of the value is built (a large playbook list allocates much less).
-  writeAllSync(1, `${escapeC1(JSON.stringify(value, redactingReplacer, 2))}\n`);
+  // Redaction is a function of the text alone, and a document repeats most of its short strings
+  // (timestamps, session paths, categories, states: a `cm context` of 50 rules holds ~1,300 strings,
+  // ~170 of them distinct), so each distinct short string is scanned once.
+  const memo = new Map<string, string>();
+  const replacer = (_key: string, item: unknown): unknown => {
+    if (typeof item !== "string") return item;
+    if (item.length > MEMO_MAX_CHARS) return redactText(item);
+    let redacted = memo.get(item);
+    if (redacted === undefined) {
+      redacted = redactText(item);
+      memo.set(item, redacted);
+    }
+    return redacted;
+  };
+  writeAllSync(1, `${escapeC1(JSON.stringify(value, replacer, 2))}\n`);
 }
 
 /**

@@ -251,6 +251,39 @@ describe("secrets never stored, printed or sent (issue 21)", () => {
     expect(list.find((b) => b.id === "b-old1")?.content).toMatch(/^Deploy with .*\[[A-Z_]+\]/);
   });
 
+  it("JSON output redacts a stored secret in every rule and field that repeats it", () => {
+    expect(run("init", ["init", "--json"]).code).toBe(0);
+    const dir = join(home, ".cass-memory");
+    // An older cm stored the same secret in three rules (content, reasoning, a tag) and another
+    // secret once; the output reuses the redaction of each repeated string.
+    const secret = SAMPLES[0]!.text;
+    const other = SAMPLES[5]!.text;
+    const bullet = (id: string, content: string) =>
+      `  - id: ${id}\n    content: ${JSON.stringify(content)}\n    category: ops\n    reasoning: ${JSON.stringify(`seen with ${secret}`)}\n    tags: [${JSON.stringify(secret)}]\n    createdAt: "2026-01-01T00:00:00.000Z"\n    updatedAt: "2026-01-01T00:00:00.000Z"\n`;
+    const yaml = readFileSync(join(dir, "playbook.yaml"), "utf8").replace(/bullets:.*$/s, "bullets:\n") +
+      bullet("b-rep1", `Deploy the billing service with ${secret}`) +
+      bullet("b-rep2", `Deploy the billing service with ${secret}`) +
+      bullet("b-rep3", `Deploy the billing worker with ${other}`);
+    writeFileSync(join(dir, "playbook.yaml"), yaml);
+    for (const [what, args] of [
+      ["context", ["context", "deploy the billing service", "--json"]],
+      ["list", ["playbook", "list", "--json"]],
+    ] as const) {
+      const r = run(what, [...args]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(leaks(r.stdout)).toEqual([]);
+      const bullets = (what === "context" ? r.json().data.relevantBullets : r.json().data.bullets) as Array<{ id: string; content: string; reasoning: string; tags: string[] }>;
+      const shown = bullets.filter((b) => b.id.startsWith("b-rep"));
+      expect(shown.map((b) => b.id).sort()).toEqual(["b-rep1", "b-rep2", "b-rep3"]);
+      for (const b of shown) {
+        expect(b.content).toMatch(/^Deploy the billing (service|worker) with .*\[[A-Z_]+\]/);
+        expect(b.reasoning).toMatch(/^seen with .*\[[A-Z_]+\]/);
+        expect(b.tags).toHaveLength(1);
+        expect(b.tags[0]).toMatch(/\[[A-Z_]+\]/);
+      }
+    }
+  });
+
   it("storage migrate redacts and counts; doctor scans and fixes the SQLite store too", () => {
     expect(run("init", ["init", "--json"]).code).toBe(0);
     const configPath = join(home, ".cass-memory", "config.json");
