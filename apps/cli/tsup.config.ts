@@ -36,6 +36,10 @@ function cjsBundle(entry: Record<string, string>, options: { external?: string[]
     sourcemap: Boolean(options.main),
     clean: Boolean(options.main),
     splitting: false,
+    // Whitespace, comments and redundant syntax go; names stay (stack traces remain readable).
+    // A third less to read and to hold as a string on every start (cm-context.cjs 1.71 → 1.20 MB).
+    minifyWhitespace: true,
+    minifySyntax: true,
     noExternal: [external.length > 0 ? new RegExp(`^(?!(${pattern})$)`) : /.*/],
     external,
   };
