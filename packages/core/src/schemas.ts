@@ -63,6 +63,7 @@ export {
   defaultConfig,
 } from "./schemas/config.js";
 export type { Config, ConfigInput, LlmProvider, ScoringConfig, StorageBackend } from "./schemas/config.js";
+export { checkConfig } from "./schemas/config-check.js";
 export {
   ContextLogEntrySchema,
   DeltaSchema,

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import {
   AppError,
   ConfigSchema,
+  checkConfig,
   REPO_FORBIDDEN_CONFIG_KEYS,
   camelizeDeep,
   formatZodIssues,
@@ -299,8 +300,11 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     merged = mergeLayer(merged, { sanitization: { extraPatterns: unionPatterns(globalSanitization.extraPatterns) } });
   }
 
+  // The plain check first (core's checkConfig: the same result for a plainly valid configuration,
+  // without building the schema); anything else goes through the schema, which reports errors.
   // jitless: one object is parsed; compiling zod's fast path for it costs more than it saves.
-  const parsed = ConfigSchema.safeParse(merged, { jitless: true });
+  const checked = checkConfig(merged);
+  const parsed = checked !== undefined ? ({ success: true, data: checked } as const) : ConfigSchema.safeParse(merged, { jitless: true });
   const sources = { global: global.present ? globalPath : null, repo: repo.path };
   let validated: Config;
   if (parsed.success) {
