@@ -25,7 +25,13 @@ export interface CompiledConcepts {
   readonly terms: readonly string[];
   /** Distinct surface words of each group's phrases (for candidate queries). */
   readonly surfaces: readonly (readonly string[])[];
+  /**
+   * The trie. Its first level is built on demand: the sequences starting with a term are entered
+   * when a text first holds that term (`pending` keeps them until then), so a process that matches
+   * one task does not build the whole map (~2,000 sequences) to look up a dozen terms.
+   */
   readonly root: TrieNode;
+  readonly pending: Map<string, Array<readonly [readonly string[], number]>>;
   /** Symbol-only phrases (`n+1`, `c++`) by joined form. */
   readonly joined: ReadonlyMap<string, readonly number[]>;
   /** Longest phrase, in terms. */
@@ -95,16 +101,35 @@ export function planConcepts(groups: readonly ConceptGroup[] = CONCEPT_GROUPS): 
 
 /** CompiledConcepts of `groups` from their plan (planConcepts of the same groups). */
 export function buildConcepts(groups: readonly ConceptGroup[], plan: ConceptPlan): CompiledConcepts {
-  const root = newNode();
-  for (const [terms, g] of plan.inserts) insert(root, terms, g);
+  // Sequences by first term, in plan order: entering a bucket later gives every node the groups in
+  // the order that entering the whole plan at once would.
+  const pending = new Map<string, Array<readonly [readonly string[], number]>>();
+  for (const entry of plan.inserts) {
+    const first = entry[0][0]!;
+    const bucket = pending.get(first);
+    if (bucket === undefined) pending.set(first, [entry]);
+    else bucket.push(entry);
+  }
   return {
     groups,
     terms: groups.map((g) => CONCEPT_PREFIX + g.id),
     surfaces: plan.surfaces,
-    root,
+    root: newNode(),
+    pending,
     joined: new Map(plan.joined),
     maxLength: plan.maxLength,
   };
+}
+
+/** The trie node after the first term `term`, entering the sequences that start with it on first use. */
+function firstLevel(concepts: CompiledConcepts, term: string): TrieNode | undefined {
+  const node = concepts.root.next.get(term);
+  if (node !== undefined) return node;
+  const bucket = concepts.pending.get(term);
+  if (bucket === undefined) return undefined;
+  concepts.pending.delete(term);
+  for (const [terms, g] of bucket) insert(concepts.root, terms, g);
+  return concepts.root.next.get(term);
 }
 
 /** Compiles `groups` (the shipped map by default). */
@@ -152,7 +177,7 @@ export function matchConcepts(analysis: Analysis, concepts: CompiledConcepts = s
     let bestEnd = -1;
     let bestGroups: number[] | undefined;
     for (let j = i; j < terms.length && node !== undefined; j++) {
-      node = node.next.get(terms[j]!);
+      node = j === i ? firstLevel(concepts, terms[j]!) : node.next.get(terms[j]!);
       if (node?.groups !== undefined) {
         bestEnd = j + 1;
         bestGroups = node.groups;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { analyze, isParticle } from "./analyze.js";
-import { compileConcepts, matchConcepts, shippedConcepts } from "./concept-match.js";
+import { buildConcepts, compileConcepts, matchConcepts, planConcepts, shippedConcepts } from "./concept-match.js";
 import { CONCEPT_GROUPS, type ConceptGroup } from "./concepts.js";
 import { analyzeQuery, candidateQuery, candidateQueryTerms } from "./query.js";
 import { stem } from "./stem.js";
@@ -77,6 +77,29 @@ describe("matchConcepts", () => {
   it("counts repeated mentions", () => {
     const g = matchConcepts(analyze("flaky, flaky and flakier"));
     expect(g.filter((x) => CONCEPT_GROUPS[x]!.id === "flaky").length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("builds the trie on demand: the same matches whatever order texts arrive in, as with every phrase entered at once", () => {
+    const plan = planConcepts();
+    // Every phrase of the map, and texts holding several, matched by maps built in opposite orders.
+    const texts = CONCEPT_GROUPS.flatMap((g) => g.phrases);
+    for (let i = 0; i + 3 < texts.length; i += 7) texts.push(`${texts[i]} then ${texts[i + 3]} and ${texts[i + 1]}`);
+    const forward = buildConcepts(CONCEPT_GROUPS, plan);
+    const backward = buildConcepts(CONCEPT_GROUPS, plan);
+    const eager = buildConcepts(CONCEPT_GROUPS, plan);
+    // Every first term once, on its own: the whole trie is built before any text is matched.
+    for (const first of [...eager.pending.keys()]) matchConcepts({ terms: [first], surfaces: [first], joined: [], joinedSurfaces: [] }, eager);
+    expect(eager.pending.size).toBe(0);
+    const got = texts.map((t) => matchConcepts(analyze(t), forward));
+    const reversed = [...texts].reverse().map((t) => matchConcepts(analyze(t), backward)).reverse();
+    expect(reversed).toEqual(got);
+    expect(texts.map((t) => matchConcepts(analyze(t), eager))).toEqual(got);
+    // A text with no concept word builds nothing.
+    const fresh = buildConcepts(CONCEPT_GROUPS, plan);
+    const before = fresh.pending.size;
+    expect(matchConcepts(analyze("zzqx wvut"), fresh)).toEqual([]);
+    expect(fresh.pending.size).toBe(before);
+    expect(fresh.root.next.size).toBe(0);
   });
 
   it("compiles any map (here a tiny one)", () => {
