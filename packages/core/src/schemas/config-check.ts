@@ -41,6 +41,15 @@ const object = (fields: readonly Field[]): Spec => ({ kind: "object", fields });
 
 const optional = (key: string, spec: Spec): Field => ({ key, spec, presence: "optional" });
 const required = (key: string, spec: Spec): Field => ({ key, spec, presence: "required" });
+/**
+ * An object whose default is what its own fields give for an empty object (so it is not written
+ * twice; the schema's object defaults are the same, which config-check.test.ts checks).
+ */
+const filledObject = (key: string, fields: readonly Field[]): Field => ({
+  key,
+  spec: object(fields),
+  presence: { default: () => checkObject(fields, {}) },
+});
 /** A default given as JSON-like data: each use gets its own copy (the caller may change it). */
 const withDefault = (key: string, spec: Spec, value: unknown): Field => ({ key, spec, presence: { default: () => structuredCopy(value) } });
 
@@ -68,26 +77,24 @@ export const CONFIG_FIELDS: readonly Field[] = [
   withDefault("cassPath", string, "cass"),
   withDefault("episodic", oneOf(["auto", "cass", "native", "none"]), "auto"),
   withDefault("sessionRoots", { kind: "record", value: strings }, {}),
-  withDefault(
+  filledObject(
     "remoteCass",
-    object([
+    [
       withDefault("enabled", boolean, false),
       withDefault("hosts", { kind: "array", item: object([required("host", { kind: "string", min: 1 }), optional("label", string)]) }, []),
-    ]),
-    { enabled: false, hosts: [] },
+    ],
   ),
   withDefault("playbookPath", string, "~/.cass-memory/playbook.yaml"),
   withDefault("diaryDir", string, "~/.cass-memory/diary"),
-  withDefault(
+  filledObject(
     "scoring",
-    object([
+    [
       withDefault("decayHalfLifeDays", number, 90),
       withDefault("harmfulMultiplier", number, 4),
       withDefault("minFeedbackForActive", number, 3),
       withDefault("minHelpfulForProven", number, 10),
       withDefault("maxHarmfulRatioForProven", number, 0.1),
-    ]),
-    { decayHalfLifeDays: 90, harmfulMultiplier: 4, minFeedbackForActive: 3, minHelpfulForProven: 10, maxHarmfulRatioForProven: 0.1 },
+    ],
   ),
   withDefault("maxReflectorIterations", number, 3),
   withDefault("autoReflect", boolean, false),
@@ -108,16 +115,15 @@ export const CONFIG_FIELDS: readonly Field[] = [
   withDefault("minRelevanceScore", number, 0.1),
   withDefault("maxRelatedSessions", number, 5),
   withDefault("validationEnabled", boolean, true),
-  withDefault(
+  filledObject(
     "crossAgent",
-    object([
+    [
       withDefault("enabled", boolean, false),
       withDefault("consentGiven", boolean, false),
       optional("consentDate", { kind: "nullable", inner: string }),
       withDefault("agents", strings, []),
       withDefault("auditLog", boolean, true),
-    ]),
-    { enabled: false, consentGiven: false, agents: [], auditLog: true },
+    ],
   ),
   withDefault("semanticSearchEnabled", boolean, false),
   withDefault("semanticWeight", { kind: "number", gte: 0, lte: 1 }, 0.6),
@@ -133,40 +139,37 @@ export const CONFIG_FIELDS: readonly Field[] = [
   withDefault("ollamaBaseUrl", string, "http://localhost:11434"),
   withDefault("disableStructuredOutputs", boolean, false),
   optional("llmFallback", oneOf(["deterministic", "none"])),
-  withDefault(
+  filledObject(
     "sanitization",
-    object([
+    [
       withDefault("enabled", boolean, true),
       withDefault("extraPatterns", strings, []),
       withDefault("allowlist", strings, []),
       withDefault("auditLog", boolean, false),
       withDefault("auditLevel", oneOf(["off", "info", "debug"]), "info"),
-    ]),
-    { enabled: true, extraPatterns: [], allowlist: [], auditLog: false, auditLevel: "info" },
+    ],
   ),
-  withDefault(
+  filledObject(
     "budget",
-    object([
+    [
       withDefault("dailyLimit", number, 1),
       withDefault("monthlyLimit", number, 20),
       withDefault("warningThreshold", number, 80),
       withDefault("currency", string, "USD"),
-    ]),
-    { dailyLimit: 1, monthlyLimit: 20, warningThreshold: 80, currency: "USD" },
+    ],
   ),
-  withDefault(
+  filledObject(
     "serve",
-    object([
+    [
       withDefault("maxConcurrentCassCalls", positiveInt, 2),
       withDefault("maxQueuedCassCalls", { kind: "number", int: true, gte: 0 }, 32),
       withDefault("cassQueueTimeoutMs", { kind: "number", int: true, gte: 0 }, 20000),
-    ]),
-    { maxConcurrentCassCalls: 2, maxQueuedCassCalls: 32, cassQueueTimeoutMs: 20000 },
+    ],
   ),
   optional("cliCommand", { kind: "string", min: 1, max: 256 }),
-  withDefault(
+  filledObject(
     "storage",
-    object([
+    [
       withDefault("backend", oneOf(STORAGE_BACKENDS), "yaml"),
       optional("path", { kind: "string", min: 1 }),
       optional(
@@ -177,8 +180,7 @@ export const CONFIG_FIELDS: readonly Field[] = [
           optional("repoKey", { kind: "string", min: 1, max: 512 }),
         ]),
       ),
-    ]),
-    { backend: "yaml" },
+    ],
   ),
 ];
 
