@@ -23,7 +23,7 @@ const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), 
 //    same loader as an ES module (the executable of earlier versions, still run by hook commands).
 // The package version is injected at build time (`__CM_VERSION__`).
 /** One self-contained CommonJS bundle; `external` packages are left to `require`. */
-function cjsBundle(entry: Record<string, string>, options: { external?: string[]; main?: boolean } = {}): Options {
+function cjsBundle(entry: Record<string, string>, options: { external?: string[]; main?: boolean; alias?: Record<string, string> } = {}): Options {
   const external = options.external ?? [];
   const pattern = external.map((name) => name.replace(/[/.]/g, "\\$&")).join("|");
   return {
@@ -42,6 +42,13 @@ function cjsBundle(entry: Record<string, string>, options: { external?: string[]
     minifySyntax: true,
     noExternal: [external.length > 0 ? new RegExp(`^(?!(${pattern})$)`) : /.*/],
     external,
+    esbuildOptions(esbuild) {
+      // Minified output would be one very long line. Line-based tools read it wrongly: publint
+      // tells CommonJS from ES modules after cutting each line at its first `//` (a URL in a
+      // string then hides the rest of the bundle), so lines are kept under 1,000 characters.
+      esbuild.lineLimit = 1000;
+      if (options.alias !== undefined) esbuild.alias = { ...esbuild.alias, ...options.alias };
+    },
   };
 }
 
@@ -156,7 +163,10 @@ export default defineConfig([
   // Core is taken from its sources here (not its dist chunks), so that esbuild keeps only the
   // modules these two commands reach (core has no side effects on import: "sideEffects": false).
   {
-    ...cjsBundle({ "cm-context": "src/cm-context.ts", "cm-mark": "src/cm-mark.ts", "cm-hook": "src/cm-hook.ts" }, { external: cliExternal }),
+    ...cjsBundle(
+      { "cm-context": "src/cm-context.ts", "cm-mark": "src/cm-mark.ts", "cm-hook": "src/cm-hook.ts" },
+      { external: cliExternal, alias: { "@cass-memory/core": fileURLToPath(new URL("../../packages/core/src/index.ts", import.meta.url)) } },
+    ),
     define: version,
     esbuildPlugins: [lazyBuiltins, noPgNative],
     // Keep `node:` specifiers, so that the lazy built-ins reach the plugin above.
@@ -165,9 +175,6 @@ export default defineConfig([
       asciiOnly("dist/cm-context.cjs");
       asciiOnly("dist/cm-mark.cjs");
       asciiOnly("dist/cm-hook.cjs");
-    },
-    esbuildOptions(options) {
-      options.alias = { ...options.alias, "@cass-memory/core": fileURLToPath(new URL("../../packages/core/src/index.ts", import.meta.url)) };
     },
   },
   // The LLM layer, loaded on demand by reflect, diary, validate and audit (see src/llm.ts).
