@@ -51,17 +51,7 @@ const filledObject = (key: string, fields: readonly Field[]): Field => ({
   presence: { default: () => checkObject(fields, {}) },
 });
 /** A default given as JSON-like data: each use gets its own copy (the caller may change it). */
-const withDefault = (key: string, spec: Spec, value: unknown): Field => ({ key, spec, presence: { default: () => structuredCopy(value) } });
-
-function structuredCopy<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(structuredCopy) as T;
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = structuredCopy(v);
-    return out as T;
-  }
-  return value;
-}
+const withDefault = (key: string, spec: Spec, value: unknown): Field => ({ key, spec, presence: { default: () => structuredClone(value) } });
 
 /** ConfigSchema as a table (packages/core/src/schemas/config.ts, in its key order). */
 export const CONFIG_FIELDS: readonly Field[] = [
