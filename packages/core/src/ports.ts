@@ -173,6 +173,13 @@ export interface Store {
   readPlaybook(layer: Layer): Promise<Playbook | null>;
 
   /**
+   * Optional: readPlaybook(layer) with only the bullets whose id is in `ids` (in file order, every
+   * copy of a duplicated id), for a store that can read a few bullets without decoding the rest
+   * (locating the rule a command names). Null when the playbook does not exist.
+   */
+  readBullets?(layer: Layer, ids: readonly string[]): Promise<Playbook | null>;
+
+  /**
    * Read-modify-write of one layer's playbook under a cross-process lock. `fn` receives the current
    * playbook (a new empty one when the file does not exist) and may change it in place; when `fn`
    * resolves, the playbook is written atomically and `fn`'s result returned. When `fn` throws,

@@ -207,6 +207,31 @@ export function runStoreContract<S extends Store>(
         expect(ids(await store.readPlaybook("global"))).toEqual(["b-1", "b-2", "b-4", "b-new", "b-last"]);
       });
 
+      it("readBullets (where the store has it) gives readPlaybook's bullets with those ids, in order", async () => {
+        const store = await makeStore(ctx);
+        const read = store.readBullets?.bind(store);
+        if (read === undefined) {
+          // Optional: without it, locating a rule reads the whole playbook (checked in core's tests).
+          expect(store.readBullets).toBeUndefined();
+          return;
+        }
+        expect(await read("global", ["b-1"])).toBeNull();
+        await store.mutatePlaybook("global", (pb) => {
+          pb.name = "named";
+          pb.bullets.push(...Array.from({ length: 12 }, (_, i) => makeBullet(`b-${i}`)));
+        });
+        await store.mutatePlaybook("global", (pb) => void (pb.bullets.find((b) => b.id === "b-3")!.content = "edited"), { bulletIds: ["b-3"] });
+        const whole = (await store.readPlaybook("global"))!;
+        for (const wanted of [["b-3"], ["b-11", "b-0", "b-7"], ["b-absent"], ["b-5", "b-absent"]]) {
+          const got = await read("global", wanted);
+          expect(got).toEqual({ ...whole, bullets: whole.bullets.filter((b) => wanted.includes(b.id)) });
+        }
+        // The caller may change what it got.
+        (await read("global", ["b-3"]))!.bullets[0]!.content = "changed by the caller";
+        expect((await read("global", ["b-3"]))?.bullets[0]?.content).toBe("edited");
+        expect(await read("repo", ["b-1"])).toBeNull();
+      });
+
       it("fills schema defaults for bullets given with only the required fields", async () => {
         const store = await makeStore(ctx);
         await store.mutatePlaybook("global", (pb) => {

@@ -826,6 +826,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     dropSpace,
     database: { url: db.where, schema: db.schema, spaces: { global: globalSpace, repo: repoSpace } },
     readPlaybook,
+    // The index reads rows by id: a few bullets without the whole playbook.
+    readBullets: (layer: Layer, ids: readonly string[]) => candidates.readCandidates(layer, { terms: [], limit: 0, ids }),
     mutatePlaybook,
     candidates,
     readJournal,

@@ -698,6 +698,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     locations,
     databases: { global: globalDb.path, repo: repoDb?.path ?? null },
     readPlaybook,
+    // The index reads rows by id: a few bullets without the whole playbook.
+    readBullets: (layer: Layer, ids: readonly string[]) => candidates.readCandidates(layer, { terms: [], limit: 0, ids }),
     mutatePlaybook,
     candidates,
     readJournal,

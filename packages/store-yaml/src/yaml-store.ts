@@ -310,6 +310,35 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     return frozen;
   }
 
+  /**
+   * Store.readBullets: the head and the bullets with these ids. A file this store wrote (its layout
+   * recorded) is read without decoding the other bullets: readScoped cuts the named items out of the
+   * bytes and accepts them only when they and the head re-emit to exactly the text on disk, so what
+   * it returns is what those bytes hold, whether or not the layout is the file's latest. Anything
+   * else (no layout or cache, a layout that does not fit the bytes) reads the whole playbook.
+   */
+  async function readBullets(layer: Layer, ids: readonly string[]): Promise<Playbook | null> {
+    const path = playbookPathOf(layer);
+    if (path === null) return null;
+    if (cache !== null && ids.length > 0) {
+      const raw = await readRaw(path);
+      if (raw === null) return null;
+      const layout = raw.bytes.length >= cacheMinBytes ? cache.readLayout(path) : null;
+      const hash = (layout as { hash?: unknown } | null)?.hash;
+      const cacheBytes = typeof hash === "string" && /^[0-9a-f]{64}$/.test(hash) ? cache.readBytes(path, hash) : null;
+      const checked = cacheBytes === null ? null : checkLayout(layout, resolve(path), hash as string, raw.bytes, cacheBytes);
+      const read = checked === null ? null : readScoped(raw.bytes, checked, ids, path);
+      if (read !== null) {
+        logger.debug(`Read ${read.positions.length} bullet(s) of ${path} without the others`);
+        return read.playbook;
+      }
+    }
+    const playbook = await readPlaybook(layer);
+    if (playbook === null) return null;
+    const wanted = new Set(ids);
+    return { ...playbook, bullets: playbook.bullets.filter((b) => wanted.has(b.id)) };
+  }
+
   function journalPathOf(layer: Layer): string | null {
     const path = playbookPathOf(layer);
     return path === null ? null : join(dirname(path), JOURNAL_FILE);
@@ -653,6 +682,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
   return {
     locations,
     readPlaybook,
+    readBullets,
     mutatePlaybook,
     readJournal,
     readBlocked,

@@ -258,6 +258,87 @@ describe("scoped mutations splice the changed bullets (byte-identical to the ful
   });
 });
 
+describe("readBullets: the named bullets, as readPlaybook gives them", () => {
+  /** Checks the fast store's readBullets against the reference store's whole read; resolves to whether it read only those bullets. */
+  async function expectReadBullets(p: Pair, ids: string[], layer: "global" | "repo" = "global"): Promise<boolean> {
+    const before = p.fastLog.lines.length;
+    const got = await p.fast.readBullets!(layer, ids);
+    const whole = await p.full.readPlaybook(layer);
+    const wanted = new Set(ids);
+    expect(got).toEqual(whole === null ? null : { ...whole, bullets: whole.bullets.filter((b) => wanted.has(b.id)) });
+    return p.fastLog.lines.slice(before).some((line) => line.message.includes("without the others"));
+  }
+
+  it("a file the store wrote is read without decoding the other bullets", async () => {
+    const p = await pair(toYaml(playbookOf(variedBullets(60), { extraTopLevel: { notes: ["kept"] } })));
+    // No layout before the store's first write: the whole file is read.
+    expect(await expectReadBullets(p, ["b-splice-5"])).toBe(false);
+    await p.run(markFn("b-splice-5"), markScope("b-splice-5"));
+    for (let i = 0; i < 60; i++) expect(await expectReadBullets(p, [`b-splice-${i}`])).toBe(true);
+    expect(await expectReadBullets(p, ["b-splice-59", "b-splice-0", "b-splice-30"])).toBe(true);
+    // Ids that are not there: the head alone.
+    expect(await expectReadBullets(p, ["b-missing"])).toBe(true);
+    expect(await expectReadBullets(p, ["b-splice-8", "b-missing"])).toBe(true);
+    expect(await expectReadBullets(p, [])).toBe(false);
+    // What is returned is the caller's to change: the next read is unaffected.
+    (await p.fast.readBullets!("global", ["b-splice-7"]))!.bullets[0]!.content = "changed by the caller";
+    expect(await expectReadBullets(p, ["b-splice-7"])).toBe(true);
+  });
+
+  it("every copy of a duplicated id, in file order", async () => {
+    const bullets = variedBullets(20);
+    bullets[12] = { ...bullets[12]!, id: "b-splice-4", content: "second copy of the id" };
+    const p = await pair(toYaml(playbookOf(bullets)));
+    await p.run(markFn("b-splice-1"), markScope("b-splice-1"));
+    expect(await expectReadBullets(p, ["b-splice-4"])).toBe(true);
+    expect((await p.fast.readBullets!("global", ["b-splice-4"]))?.bullets.map((b) => b.content)).toEqual([bullets[4]!.content, "second copy of the id"]);
+  });
+
+  it("returns what the bytes on disk hold after another program rewrote them, even at the same size", async () => {
+    const p = await pair(toYaml(playbookOf(variedBullets(40))));
+    await p.run(markFn("b-splice-1"), markScope("b-splice-1"));
+    expect(await expectReadBullets(p, ["b-splice-12"])).toBe(true);
+    // Same size, so the recorded layout still fits: a changed letter in the named bullet, in another
+    // bullet, and in the head.
+    const edits: Array<[RegExp, string]> = [
+      [/\(12\)/, "(92)"],
+      [/\(14\)/, "(94)"],
+      [/^name: playbook$/m, "name: playbooc"],
+    ];
+    for (const [pattern, replacement] of edits) {
+      for (const file of [p.fastFile, p.fullFile]) {
+        const text = await readFile(file, "utf8");
+        expect(text).toMatch(pattern);
+        await writeFile(file, text.replace(pattern, replacement));
+      }
+      expect(await expectReadBullets(p, ["b-splice-12", "b-splice-14"])).toBe(true);
+    }
+    expect((await p.fast.readBullets!("global", ["b-splice-12"]))?.name).toBe("playbooc");
+    // A different size: the layout no longer fits, and the whole file is read.
+    for (const file of [p.fastFile, p.fullFile]) await writeFile(file, (await readFile(file, "utf8")).replace("(92)", "(twelve)"));
+    expect(await expectReadBullets(p, ["b-splice-12"])).toBe(false);
+  });
+
+  it("the repo layer and the earlier cm's format", async () => {
+    const repoText = "# Project-specific playbook rules\n" + toYaml(playbookOf([bullet(1, { content: "x".repeat(1500) }), bullet(2)]));
+    const p = await pair(stringify(playbookOf(variedBullets(25))), repoText);
+    expect(await expectReadBullets(p, ["b-splice-3"])).toBe(false);
+    await p.run(markFn("b-splice-1"), markScope("b-splice-1"), "repo");
+    expect(await expectReadBullets(p, ["b-splice-1"], "repo")).toBe(true);
+    expect(await expectReadBullets(p, ["b-splice-2", "b-splice-3"], "repo")).toBe(true);
+  });
+
+  it("an absent playbook is null, a corrupt one fails as readPlaybook does", async () => {
+    const q = await pair(toYaml(playbookOf(variedBullets(5))));
+    expect(await q.fast.readBullets!("repo", ["b-splice-1"])).toBeNull();
+    await q.run(markFn("b-splice-1"), markScope("b-splice-1"));
+    await rm(q.fastFile);
+    expect(await q.fast.readBullets!("global", ["b-splice-1"])).toBeNull();
+    await writeFile(q.fastFile, "schema_version: 2\nbullets:\n  - id: b-1\n    content: [unclosed\n");
+    await expect(q.fast.readBullets!("global", ["b-1"])).rejects.toMatchObject({ code: "PLAYBOOK_CORRUPT" });
+  });
+});
+
 describe("falls back to the full write (same bytes) when the file is not known canonical", () => {
   it("a playbook written by the earlier cm (the yaml library's format) and the original fixture", async () => {
     const pb = playbookOf(variedBullets(25));

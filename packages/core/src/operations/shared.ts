@@ -31,10 +31,9 @@ export interface LocatedBullet {
  */
 export async function locateBullet(deps: OperationDeps, id: string): Promise<LocatedBullet | null> {
   const { repoPlaybook, globalPlaybook } = deps.store.locations;
-  // A store with an index reads just that bullet, not whole playbooks.
-  const index = deps.store.candidates;
-  const read = (layer: Layer) =>
-    index !== undefined ? index.readCandidates(layer, { terms: [], limit: 0, ids: [id] }) : deps.store.readPlaybook(layer);
+  // A store that can read just that bullet (an index, a known file layout) does, not whole playbooks.
+  const { store } = deps;
+  const read = (layer: Layer) => (store.readBullets !== undefined ? store.readBullets(layer, [id]) : store.readPlaybook(layer));
   if (repoPlaybook !== null) {
     const repo = await read("repo");
     const found = repo?.bullets.find((b) => b.id === id);
