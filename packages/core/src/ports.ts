@@ -622,8 +622,11 @@ export interface EmbeddingCache {
 // ---------------------------------------------------------------------------------------------
 // Ranking (optional): what the ranker derives from text, kept between processes.
 
-/** `concepts`: the analysed concept map; `documents`: analysed rule texts. */
-export type LexicalCachePart = "concepts" | "documents";
+/**
+ * `documents`: analysed rule texts. (The analysed concept map, once the part `concepts`, is built
+ * from a plan kept in core's sources.)
+ */
+export type LexicalCachePart = "documents";
 
 /**
  * Disposable derived data of the ranker (see domain/lexical-cache.ts). Values are plain JSON, or

@@ -21,7 +21,7 @@ export type { LexicalParams, RankOptions, RankResult, ScoredBullet, SemanticScor
 export { candidateQuery, candidateQueryTerms } from "./domain/lexical/query.js";
 export type { CandidateQuery } from "./domain/lexical/query.js";
 export { hasLexicalIndex } from "./domain/ranking.js";
-export { noteTextSource, primeConcepts, warmLexicalIndex } from "./domain/lexical-cache.js";
+export { noteTextSource, warmLexicalIndex } from "./domain/lexical-cache.js";
 export type { WarmResult } from "./domain/lexical-cache.js";
 export { ANALYZER_VERSION, lexicalFingerprint } from "./domain/lexical/persist.js";
 export { CONCEPT_GROUPS } from "./domain/lexical/concepts.js";

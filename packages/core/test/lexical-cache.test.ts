@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { noteTextSource, primeConcepts, sourcedTexts, warmLexicalIndex } from "../src/domain/lexical-cache.js";
-import { compileConcepts, hasShippedConcepts, planConcepts, shippedConcepts } from "../src/domain/lexical/concept-match.js";
+import { noteTextSource, sourcedTexts, warmLexicalIndex } from "../src/domain/lexical-cache.js";
 import { decodeDocuments, documentKey, hashText, lexicalFingerprint } from "../src/domain/lexical/persist.js";
 import { hasLexicalIndex, rankBulletsForTask } from "../src/domain/ranking.js";
 import { runOperation } from "../src/operation.js";
@@ -41,25 +40,6 @@ const RULES = [
   rule("lockfile", "Update pnpm-lock.yaml in the same PR as a dependency bump; CI installs with --frozen-lockfile."),
   rule("bucket", "Rate-limit per API key with a token bucket; keep the bucket in Redis so replicas share it."),
 ];
-
-describe("primeConcepts", () => {
-  // First in this file: the shipped map must not exist yet in this module instance.
-  it("installs a saved plan instead of compiling, and the result equals compiling", async () => {
-    expect(hasShippedConcepts()).toBe(false);
-    const { cache, writes } = memoryCache({ concepts: { fingerprint: lexicalFingerprint(), value: JSON.parse(JSON.stringify(planConcepts())) } });
-    await primeConcepts(cache, logger);
-    expect(hasShippedConcepts()).toBe(true);
-    expect(writes).toEqual([]);
-    expect(shippedConcepts()).toEqual(compileConcepts());
-  });
-
-  it("does nothing once the map exists", async () => {
-    const { cache, reads, writes } = memoryCache();
-    await primeConcepts(cache, logger);
-    expect(reads).toEqual([]);
-    expect(writes).toEqual([]);
-  });
-});
 
 describe("warmLexicalIndex", () => {
   it("analyses every rule once, saves the analyses, and a later index of the same rules reuses them", async () => {

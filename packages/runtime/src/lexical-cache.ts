@@ -6,9 +6,8 @@ import { atomicWriteFile } from "@cass-memory/node-files";
 
 /**
  * The ranker's saved analyses (core's LexicalCache) as files under `<globalDir>/.cache/`, beside
- * the YAML store's parse cache: `lexical-concepts.json` and `lexical-documents.json`, each
- * `{"fingerprint": …, "value": …}`, and the last few built indexes, `lexical-index-<hash of the
- * fingerprint>.bin` (one per set of rule texts: the global layer alone, or merged with one
+ * the YAML store's parse cache: `lexical-documents.json` (`{"fingerprint": …, "value": …}`), and
+ * the last few built indexes, `lexical-index-<hash of the fingerprint>.bin` (one per set of rule texts: the global layer alone, or merged with one
  * repository's layer): the fingerprint on the first line (padded with spaces so the bytes after it
  * start at a multiple of 8), then core's encoding of the index. The INDEX_FILES most recently used
  * are kept. The fingerprint is core's analyser fingerprint plus the

@@ -26,9 +26,7 @@ describe("lexical cache files", () => {
     expect(existsSync(join(globalDir, ".cache"))).toBe(false);
 
     await cache.write("documents", "fp-1", ["k", "a||||"]);
-    await cache.write("concepts", "fp-1", { plan: true });
     expect(await cache.read("documents", "fp-1")).toEqual(["k", "a||||"]);
-    expect(await cache.read("concepts", "fp-1")).toEqual({ plan: true });
     expect(await cache.read("documents", "fp-2")).toBeNull();
     // Another program version never reads it.
     expect(await createLexicalCache({ globalDir, logger, salt: "1.2.4" }).read("documents", "fp-1")).toBeNull();
@@ -145,7 +143,6 @@ describe("the runtime's lexical cache", () => {
         const saved = JSON.parse(readFileSync(documents, "utf8"));
         expect(saved.fingerprint).toBe(`${lexicalFingerprint()}@9.9.9`);
         expect(saved.value).toHaveLength(2 * rules.length);
-        expect(existsSync(lexicalCachePath(globalDir, "concepts"))).toBe(true);
         expect(readdirSync(join(globalDir, ".cache")).filter((n) => n.startsWith("lexical-index-"))).toHaveLength(1);
       } else {
         expect(existsSync(join(globalDir, ".cache"))).toBe(false);

@@ -1,9 +1,7 @@
 import type { Logger, LexicalCache } from "../ports.js";
 import type { Bullet } from "../schemas/playbook.js";
-import { hasShippedConcepts, installShippedConcepts, shippedConceptPlan, shippedConcepts } from "./lexical/concept-match.js";
 import { DEFAULT_BM25F, type IndexSnapshot } from "./lexical/lexical-index.js";
 import {
-  decodeConceptPlan,
   decodeDocuments,
   decodeIndexSnapshot,
   decodeTerms,
@@ -22,43 +20,11 @@ import { hasLexicalIndex, lexicalIndexFor } from "./ranking.js";
 
 /**
  * Using a LexicalCache: a process that ranks once (a CLI call) would otherwise spend most of its
- * ranking time analysing the concept map and every rule's text, which only change when the
- * analyser or the rules do. Long-running hosts keep their index in memory and skip all of this.
+ * ranking time analysing every rule's text, which only changes when the analyser or the rules do. Long-running hosts keep their index in memory and skip all of this.
  */
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/**
- * Makes the shipped concept map available: from the cache when it holds this analyser's plan,
- * otherwise compiled and saved. Nothing to do once the map exists in this process.
- */
-export async function primeConcepts(cache: LexicalCache | undefined, logger: Logger): Promise<void> {
-  await (await loadConcepts(cache, logger))();
-}
-
-/**
- * primeConcepts without the save: the map is available on return, and the returned function saves
- * it when it was compiled here (a no-op otherwise). `cm context` saves only once the store has
- * answered, so a command that fails on an unreachable store writes no file.
- */
-export async function loadConcepts(cache: LexicalCache | undefined, logger: Logger): Promise<() => Promise<void>> {
-  const nothing = async (): Promise<void> => undefined;
-  if (cache === undefined || hasShippedConcepts()) return nothing;
-  const fingerprint = lexicalFingerprint();
-  try {
-    const plan = decodeConceptPlan(await cache.read("concepts", fingerprint));
-    if (plan !== null) {
-      installShippedConcepts(plan);
-      return nothing;
-    }
-  } catch (error) {
-    logger.debug(`Ignoring the saved concept map: ${messageOf(error)}`);
-  }
-  shippedConcepts();
-  const compiled = shippedConceptPlan();
-  return compiled === undefined ? nothing : () => cache.write("concepts", fingerprint, compiled);
 }
 
 /**

@@ -17,7 +17,7 @@ import { isActiveBullet, isAntiPattern, type DeprecatedPattern } from "../schema
 import { TraumaEntrySchema, type TraumaEntry } from "../schemas/records.js";
 import { findTraumaMatch } from "../domain/trauma.js";
 import { loadContextPlaybook } from "./context-playbook.js";
-import { loadConcepts, warmLexicalIndex } from "../domain/lexical-cache.js";
+import { warmLexicalIndex } from "../domain/lexical-cache.js";
 import { requireNonEmpty, requirePositiveInt } from "./shared.js";
 import { fitContextToBudget, measureJson, TrimmedSchema, type TrimmedIds } from "./context-view.js";
 import { formatZodIssues } from "../operation.js";
@@ -173,11 +173,7 @@ async function lookupContextParsed(
 
     const now = deps.clock.now();
     const sanitizer = compileSanitizer(deps.config.sanitization);
-    // The concept map first: choosing candidates on a large store already needs it. It is saved
-    // only once the store has answered (an unreachable database leaves no file behind).
-    const saveConcepts = await loadConcepts(deps.lexicalCache, deps.logger);
     const [{ playbook, candidatesFrom }, traumaWarning] = await Promise.all([loadContextPlaybook(deps, task), findTraumaWarning(deps, task)]);
-    await saveConcepts();
     // Saved analyses are for whole playbooks; candidates change with every task.
     if (candidatesFrom === undefined) await warmLexicalIndex(playbook.bullets, deps.lexicalCache, deps.logger);
 

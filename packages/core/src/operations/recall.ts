@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { buildCassQuery, rankBulletsForTask } from "../domain/ranking.js";
-import { primeConcepts, warmLexicalIndex } from "../domain/lexical-cache.js";
+import { warmLexicalIndex } from "../domain/lexical-cache.js";
 import { compileSanitizer } from "../domain/sanitize.js";
 import { defineOperation } from "../operation.js";
 import type { DegradedInfo } from "../ports.js";
@@ -50,7 +50,6 @@ export const recallOperation = defineOperation({
     const limit = requirePositiveInt("limit", input.limit, DEFAULT_RECALL_LIMIT);
     const days = requirePositiveInt("days", input.days, deps.config.sessionLookbackDays);
     const playbook = await loadMergedPlaybook(deps);
-    await primeConcepts(deps.lexicalCache, deps.logger);
     await warmLexicalIndex(playbook.bullets, deps.lexicalCache, deps.logger);
     const ranked = rankBulletsForTask(playbook.bullets, query, {
       now: deps.clock.now(),

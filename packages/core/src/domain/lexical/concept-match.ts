@@ -1,5 +1,7 @@
 import { analyze, type Analysis } from "./analyze.js";
 import { CONCEPT_GROUPS, type ConceptGroup } from "./concepts.js";
+import { SHIPPED_PLAN_FINGERPRINT, SHIPPED_PLAN_JSON } from "./concept-plan.generated.js";
+import { lexicalFingerprint } from "./persist.js";
 
 /**
  * Matching the concept map (concepts.ts) against analysed text. Phrases are analysed like any
@@ -138,30 +140,25 @@ export function compileConcepts(groups: readonly ConceptGroup[] = CONCEPT_GROUPS
 }
 
 let shipped: CompiledConcepts | undefined;
-let shippedPlan: ConceptPlan | undefined;
 
-/** The compiled shipped concept map (compiled on first use, unless installed from a saved plan). */
+/**
+ * The compiled shipped concept map, built on first use from its plan. The plan is generated from
+ * concepts.ts and the analyser and kept in the sources (concept-plan.generated.ts; a core test
+ * checks that it is what planConcepts() gives, and rewrites it on request), so a process reads it
+ * as one string instead of analysing ~2,000 phrases (35–55 ms) or reading and checking a saved copy
+ * (≈8 ms). Were the analyser or the map to change without it, the map is compiled here instead.
+ */
 export function shippedConcepts(): CompiledConcepts {
   if (shipped === undefined) {
-    shippedPlan = planConcepts();
-    shipped = buildConcepts(CONCEPT_GROUPS, shippedPlan);
+    const plan = SHIPPED_PLAN_FINGERPRINT === lexicalFingerprint() ? (JSON.parse(SHIPPED_PLAN_JSON) as ConceptPlan) : planConcepts();
+    shipped = buildConcepts(CONCEPT_GROUPS, plan);
   }
   return shipped;
 }
 
-/** The plan of the shipped map, when it was compiled in this process (to save it), else undefined. */
-export function shippedConceptPlan(): ConceptPlan | undefined {
-  return shippedPlan;
-}
-
-/** Whether the shipped map is compiled or installed already. */
+/** Whether the shipped map is built already in this process. */
 export function hasShippedConcepts(): boolean {
   return shipped !== undefined;
-}
-
-/** Uses a saved plan of the shipped map instead of compiling it (no effect once it exists). */
-export function installShippedConcepts(plan: ConceptPlan): void {
-  shipped ??= buildConcepts(CONCEPT_GROUPS, plan);
 }
 
 /**

@@ -1,12 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { analyze } from "./analyze.js";
-import { buildConcepts, compileConcepts, planConcepts } from "./concept-match.js";
 import { CONCEPT_GROUPS } from "./concepts.js";
 import { analyzeDocument, DEFAULT_BM25F, LexicalIndex, type DocumentTerms, type IndexedDocument } from "./lexical-index.js";
 import {
   ANALYZER_VERSION,
   CONCEPT_MAP_HASH,
-  decodeConceptPlan,
   decodeDocuments,
   decodeIndexSnapshot,
   decodeTerms,
@@ -113,22 +111,6 @@ describe("saved analyses", () => {
     expect(new Set(keys).size).toBe(keys.length);
     // Few in use: at least 1,000 older ones are kept.
     expect(documentsToSave([["a", "x||||"]], saved).length / 2).toBe(1001);
-  });
-
-  it("a concept plan survives JSON and builds the same concepts as compiling", () => {
-    const plan = decodeConceptPlan(JSON.parse(JSON.stringify(planConcepts())));
-    expect(plan).not.toBeNull();
-    expect(buildConcepts(CONCEPT_GROUPS, plan!)).toEqual(compileConcepts());
-  });
-
-  it("rejects plans of another shape", () => {
-    const good = JSON.parse(JSON.stringify(planConcepts())) as Record<string, unknown>;
-    expect(decodeConceptPlan(null)).toBeNull();
-    expect(decodeConceptPlan({ ...good, surfaces: (good.surfaces as unknown[]).slice(1) })).toBeNull();
-    expect(decodeConceptPlan({ ...good, inserts: [[["a"], CONCEPT_GROUPS.length]] })).toBeNull();
-    expect(decodeConceptPlan({ ...good, inserts: [[[], 0]] })).toBeNull();
-    expect(decodeConceptPlan({ ...good, joined: [["x", ["0"]]] })).toBeNull();
-    expect(decodeConceptPlan({ ...good, maxLength: "3" })).toBeNull();
   });
 });
 

@@ -1,10 +1,8 @@
-import { CONCEPT_GROUPS } from "./concepts.js";
-import type { ConceptPlan } from "./concept-match.js";
 import type { Bm25fParams, DocumentTerms, FieldTerms, IndexSnapshot, IndexedDocument } from "./lexical-index.js";
 
 /**
  * Plain-data forms of what the ranker derives from text, so that a host can keep them between
- * processes: a CLI process otherwise analyses every rule (and the concept map) on every call.
+ * processes: a CLI process otherwise analyses every rule on every call.
  * Everything here is validated on the way back in; anything unexpected reads as "not cached".
  */
 
@@ -120,24 +118,6 @@ export function documentsToSave(inUse: ReadonlyArray<readonly [string, string]>,
   return out;
 }
 
-const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every((x) => typeof x === "string");
-const isGroupIndex = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0 && (value as number) < CONCEPT_GROUPS.length;
-
-/** A saved plan of the shipped concept map, or null when it is not one. */
-export function decodeConceptPlan(value: unknown): ConceptPlan | null {
-  if (value === null || typeof value !== "object") return null;
-  const plan = value as Record<string, unknown>;
-  const { inserts, joined, surfaces, maxLength } = plan;
-  if (!Array.isArray(inserts) || !Array.isArray(joined) || !Array.isArray(surfaces) || !Number.isInteger(maxLength)) return null;
-  if (surfaces.length !== CONCEPT_GROUPS.length || !surfaces.every(isStringArray)) return null;
-  for (const entry of inserts) {
-    if (!Array.isArray(entry) || entry.length !== 2 || !isStringArray(entry[0]) || entry[0].length === 0 || !isGroupIndex(entry[1])) return null;
-  }
-  for (const entry of joined) {
-    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== "string" || !Array.isArray(entry[1]) || !entry[1].every(isGroupIndex)) return null;
-  }
-  return value as ConceptPlan;
-}
 
 // -------------------------------------------------------------------------------------------------
 // A whole built index (LexicalIndex.snapshot) as bytes: loading it is a copy, where rebuilding from
