@@ -59,8 +59,12 @@ function insert(root: TrieNode, terms: readonly string[], group: number): void {
  * cheaply (buildConcepts).
  */
 export interface ConceptPlan {
-  /** Term sequences entered into the trie, each with its group, in order. */
-  readonly inserts: ReadonlyArray<readonly [readonly string[], number]>;
+  /**
+   * Term sequences entered into the trie, each with its group, grouped by first term: first terms
+   * in order of first appearance, each one's sequences in phrase order (the buckets of
+   * CompiledConcepts.pending, so building the map is one Map construction).
+   */
+  readonly byFirst: ReadonlyArray<readonly [string, ReadonlyArray<readonly [readonly string[], number]>]>;
   /** Joined forms matched as written, with their groups. */
   readonly joined: ReadonlyArray<readonly [string, readonly number[]]>;
   /** Distinct surface words of each group's phrases. */
@@ -98,20 +102,22 @@ export function planConcepts(groups: readonly ConceptGroup[] = CONCEPT_GROUPS): 
     }
     surfaces.push([...words]);
   });
-  return { inserts, joined: [...joined], surfaces, maxLength };
+  // Sequences by first term, in phrase order: entering a bucket later gives every node the groups
+  // in the order that entering every sequence at once would.
+  const byFirst = new Map<string, Array<readonly [readonly string[], number]>>();
+  for (const entry of inserts) {
+    const first = entry[0][0]!;
+    const bucket = byFirst.get(first);
+    if (bucket === undefined) byFirst.set(first, [entry]);
+    else bucket.push(entry);
+  }
+  return { byFirst: [...byFirst], joined: [...joined], surfaces, maxLength };
 }
 
 /** CompiledConcepts of `groups` from their plan (planConcepts of the same groups). */
 export function buildConcepts(groups: readonly ConceptGroup[], plan: ConceptPlan): CompiledConcepts {
-  // Sequences by first term, in plan order: entering a bucket later gives every node the groups in
-  // the order that entering the whole plan at once would.
-  const pending = new Map<string, Array<readonly [readonly string[], number]>>();
-  for (const entry of plan.inserts) {
-    const first = entry[0][0]!;
-    const bucket = pending.get(first);
-    if (bucket === undefined) pending.set(first, [entry]);
-    else bucket.push(entry);
-  }
+  // The buckets are shared with the plan: matching only reads them (and drops them from `pending`).
+  const pending = new Map(plan.byFirst as Array<[string, Array<readonly [readonly string[], number]>]>);
   return {
     groups,
     terms: groups.map((g) => CONCEPT_PREFIX + g.id),
