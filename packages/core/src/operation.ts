@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { AppError } from "./errors.js";
 import type { OperationDeps } from "./ports.js";
+import { checkFlatObject, type FlatFields } from "./schemas/flat-object.js";
 
 /**
  * One use case, defined once and shared by the CLI and the MCP server: a name, zod schemas for
@@ -14,6 +15,12 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   readonly command: string;
   readonly description: string;
   readonly input: I;
+  /**
+   * Optional, for a flat `input` of primitives: its fields as a table, so that plainly valid input
+   * is checked without building the schema (checkFlatObject; a core test checks the table against
+   * `input`).
+   */
+  readonly inputFields?: FlatFields;
   readonly output: O;
   run(deps: OperationDeps, input: z.output<I>): Promise<z.output<O>>;
 }
@@ -38,6 +45,8 @@ export async function runOperation<I extends z.ZodType, O extends z.ZodType>(
   deps: OperationDeps,
   rawInput: z.input<I>,
 ): Promise<z.output<O>> {
+  const checked = op.inputFields === undefined ? undefined : checkFlatObject<z.output<I>>(op.inputFields, rawInput);
+  if (checked !== undefined) return op.run(deps, checked);
   const parsed = op.input.safeParse(rawInput);
   if (!parsed.success) {
     throw new AppError("INVALID_INPUT", formatZodIssues(parsed.error), {

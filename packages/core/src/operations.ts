@@ -5,6 +5,7 @@ export { redactCounting, redactFor, refuseSecrets, secretKindsIn, secretScannerF
 export type { SecretTally } from "./operations/secret-guard.js";
 export { defineOperation, formatZodIssues, runOperation } from "./operation.js";
 export type { Operation } from "./operation.js";
+export type { FlatFields, FlatKind } from "./schemas/flat-object.js";
 export { operations } from "./operations/index.js";
 export { contextOperation, ContextInputSchema, ContextResultSchema } from "./operations/context.js";
 export { CANDIDATE_LIMIT, CANDIDATE_RETRIEVAL_MIN_BULLETS, loadContextPlaybook } from "./operations/context-playbook.js";

@@ -23,6 +23,7 @@ import { fitContextToBudget, measureJson, TrimmedSchema, type TrimmedIds } from 
 import { formatZodIssues } from "../operation.js";
 import { requireWithinLimit } from "../domain/input-limits.js";
 import { lazySchema } from "../schemas/lazy.js";
+import { checkFlatObject, type FlatFields } from "../schemas/flat-object.js";
 
 export const CONTEXT_HISTORY_TIMEOUT_MS = 8_000;
 export const SNIPPET_MAX_CHARS = 300;
@@ -49,6 +50,21 @@ export const ContextInputSchema = lazySchema(() => z.object({
   maxTokens: z.number().optional(),
 }));
 export type ContextInput = z.input<typeof ContextInputSchema>;
+
+/** ContextInputSchema as a table (Operation.inputFields). */
+export const CONTEXT_INPUT_FIELDS: FlatFields = {
+  task: ["string", false],
+  workspace: ["string", true],
+  currentDir: ["string", true],
+  limit: ["number", true],
+  history: ["number", true],
+  days: ["number", true],
+  session: ["string", true],
+  logContext: ["boolean", true],
+  noHistory: ["boolean", true],
+  minScore: ["number", true],
+  maxTokens: ["number", true],
+};
 
 export const ScoredBulletSchema = lazySchema(() => z.looseObject({
   id: z.string(),
@@ -123,6 +139,7 @@ export const contextOperation = defineOperation({
   description:
     "Get the playbook rules, anti-patterns and past-session history relevant to a task. Call before starting work.",
   input: ContextInputSchema,
+  inputFields: CONTEXT_INPUT_FIELDS,
   output: ContextResultSchema,
   run: (deps, input) => lookupContextParsed(deps, input, {}),
 });
@@ -140,6 +157,8 @@ export interface ContextLookupOptions {
  * like `runOperation` does, then runs the lookup (the context log records what is returned).
  */
 export async function lookupContext(deps: OperationDeps, rawInput: ContextInput, options: ContextLookupOptions = {}): Promise<ContextResult> {
+  const checked = checkFlatObject<z.output<typeof ContextInputSchema>>(CONTEXT_INPUT_FIELDS, rawInput);
+  if (checked !== undefined) return lookupContextParsed(deps, checked, options);
   const parsed = ContextInputSchema.safeParse(rawInput);
   if (!parsed.success) {
     throw new AppError("INVALID_INPUT", formatZodIssues(parsed.error), {

@@ -8,6 +8,7 @@ import { locateBullet, requireBulletIndex, requireNonEmpty, mutatePlaybookJourna
 import { requireWithinLimit } from "../domain/input-limits.js";
 import { refuseSecrets } from "./secret-guard.js";
 import { lazySchema } from "../schemas/lazy.js";
+import type { FlatFields } from "../schemas/flat-object.js";
 
 export const MarkInputSchema = lazySchema(() => z.object({
   bulletId: z.string(),
@@ -16,6 +17,15 @@ export const MarkInputSchema = lazySchema(() => z.object({
   reason: z.string().optional(),
   session: z.string().optional(),
 }));
+
+/** MarkInputSchema as a table (Operation.inputFields). */
+export const MARK_INPUT_FIELDS: FlatFields = {
+  bulletId: ["string", false],
+  helpful: ["boolean", true],
+  harmful: ["boolean", true],
+  reason: ["string", true],
+  session: ["string", true],
+};
 
 export const MarkResultSchema = lazySchema(() => z.object({
   bulletId: z.string(),
@@ -35,6 +45,7 @@ export const markOperation = defineOperation({
   command: "mark",
   description: "Record helpful or harmful feedback on a playbook rule.",
   input: MarkInputSchema,
+  inputFields: MARK_INPUT_FIELDS,
   output: MarkResultSchema,
   async run(deps, input): Promise<MarkResult> {
     const bulletId = requireNonEmpty("bulletId", input.bulletId);
