@@ -152,6 +152,37 @@ describe("discovery in a HOME laid out like the real locations", () => {
   });
 });
 
+describe("concurrent walks", () => {
+  it("reports files in reader and root order, whichever walk finishes first, skipping failed roots", async () => {
+    // Two fake readers: the later roots answer first, and both readers claim /s/shared.
+    const delays: Record<string, number> = { "/a1": 40, "/a2": 20, "/a3": 0, "/b1": 0 };
+    const started: string[] = [];
+    const startedWhenDone: Record<string, number> = {};
+    const reader = (agent: AgentSlug, roots: string[]): SessionReader => ({
+      agent,
+      defaultRoots: () => roots,
+      async discover(root) {
+        started.push(root);
+        await new Promise((resolve) => setTimeout(resolve, delays[root] ?? 0));
+        startedWhenDone[root] = started.length;
+        if (root === "/a2") throw new Error("unreadable root");
+        return [`${root}/x`, "/s/shared"].map((p) => ({ agent, path: p, mtimeMs: 0, size: 1 }));
+      },
+      read: async () => [],
+    });
+    const found = await discoverSessions([reader("claude_code", ["/a1", "/a2", "/a3", "/a1"]), reader("generic", ["/b1"])], linux(tmp));
+    expect(found.map((f) => [f.reader.agent, f.ref.path])).toEqual([
+      ["claude_code", "/a1/x"],
+      ["claude_code", "/s/shared"],
+      ["claude_code", "/a3/x"],
+      ["generic", "/b1/x"],
+    ]);
+    // Every root was being walked before the first (slowest) one answered; /a1 only once.
+    expect(started).toEqual(["/a1", "/a2", "/a3", "/b1"]);
+    expect(startedWhenDone["/a1"]).toBe(4);
+  });
+});
+
 describe("env overrides", () => {
   it("puts env roots first and discovers sessions there", async () => {
     const base = path.join(tmp, "env");

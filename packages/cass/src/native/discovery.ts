@@ -62,8 +62,10 @@ export async function discoverSessions(
     if (slug === null || !Array.isArray(roots)) continue;
     extras.set(slug, [...(extras.get(slug) ?? []), ...roots.filter((r): r is string => typeof r === "string" && r.trim() !== "")]);
   }
-  const found: Array<{ reader: SessionReader; ref: SessionFileRef }> = [];
-  const seenFiles = new Set<string>();
+  // Every (reader, root) pair is walked at once: most roots do not exist, and walking them one
+  // after the other left the process waiting on one file-system call at a time (≈15 ms per call
+  // of `cm context` without cass). The results are then taken in reader and root order, as before.
+  const walks: Array<{ reader: SessionReader; refs: Promise<SessionFileRef[] | null> }> = [];
   for (const reader of readers) {
     const seenRoots = new Set<string>();
     const roots = [...reader.defaultRoots(ctx), ...(extras.get(reader.agent) ?? [])];
@@ -71,19 +73,27 @@ export async function discoverSessions(
       const root = path.resolve(expandHome(rawRoot.trim(), ctx.home));
       if (seenRoots.has(root)) continue;
       seenRoots.add(root);
-      let refs: SessionFileRef[];
-      try {
-        refs = await reader.discover(root);
-      } catch {
-        continue;
-      }
-      for (const ref of refs) {
-        const key = path.resolve(ref.path);
-        if (seenFiles.has(key)) continue;
-        seenFiles.add(key);
-        found.push({ reader, ref });
-      }
+      walks.push({ reader, refs: discoverRoot(reader, root) });
+    }
+  }
+  const found: Array<{ reader: SessionReader; ref: SessionFileRef }> = [];
+  const seenFiles = new Set<string>();
+  for (const { reader, refs } of walks) {
+    for (const ref of (await refs) ?? []) {
+      const key = path.resolve(ref.path);
+      if (seenFiles.has(key)) continue;
+      seenFiles.add(key);
+      found.push({ reader, ref });
     }
   }
   return found;
+}
+
+/** A reader's files under one root; null when the walk failed (the root is skipped, as unreadable). */
+async function discoverRoot(reader: SessionReader, root: string): Promise<SessionFileRef[] | null> {
+  try {
+    return await reader.discover(root);
+  } catch {
+    return null;
+  }
 }
