@@ -9,6 +9,7 @@ import {
   decodeBlockedEntries,
   defaultConfig,
   noteTextSource,
+  parseJournalEventForWrite,
   parseJsonLines,
   rewriteJournalText,
   updateLogText,
@@ -380,7 +381,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
           rewriteJournal: (bulletId, map) => void rewrites.push([bulletId, map]),
         });
         const checked = validatePlaybookForWrite(playbook, path);
-        const events = queued.map((event) => JournalEventSchema.parse(event));
+        const events = queued.map((event) => parseJournalEventForWrite(event));
         let next: Written;
         if (splice !== null && raw !== null) {
           const spliced = spliceScoped(raw.bytes, splice.cacheBytes, splice.layout, splice.read, playbook, checked);

@@ -8,10 +8,13 @@ import {
   EVIDENCE_TYPES,
   FEEDBACK_TYPES,
   MATURITIES,
+  METADATA_KEYS,
+  PATTERN_KEYS,
   VERIFICATION_MODES,
   VERIFICATION_TYPES,
 } from "./playbook.js";
 import type { Bullet } from "./playbook.js";
+import { JOURNAL_EVENT_KEYS, type JournalEvent } from "./records.js";
 
 /**
  * A fast path for decoding the bullet rows of database-backed stores (SQLite, PostgreSQL). The store writes a bullet's body as the JSON of the
@@ -187,3 +190,65 @@ const isBulletInOrder = objectOf(
 export function isCanonicalBulletInOrder(value: unknown): value is Bullet {
   return isBulletInOrder(value);
 }
+
+/** PlaybookSchema's keys in the order it returns them. */
+const PLAYBOOK_HEAD_KEYS: ReadonlySet<string> = new Set(["schema_version", "name", "description", "metadata", "deprecatedPatterns", "bullets"]);
+
+const isPlaybookHeadInOrder = objectOf(
+  {
+    schema_version: isNumber,
+    name: isString,
+    description: isString,
+    metadata: objectOf(
+      { createdAt: nonEmptyString, totalReflections: isNumber, totalSessionsProcessed: isNumber },
+      { lastReflection: isString },
+      { noUnderscoreKeys: true, reserved: METADATA_KEYS, order: METADATA_KEYS },
+    ),
+    deprecatedPatterns: arrayOf(
+      objectOf({ pattern: isString, deprecatedAt: nonEmptyString, reason: isString }, { replacement: isString }, { noUnderscoreKeys: true, reserved: PATTERN_KEYS, order: PATTERN_KEYS }),
+    ),
+    bullets: Array.isArray,
+  },
+  {},
+  { noUnderscoreKeys: true, reserved: PLAYBOOK_HEAD_KEYS, order: PLAYBOOK_HEAD_KEYS },
+);
+
+/**
+ * isCanonicalBulletInOrder for everything of a playbook but its bullets (which must be an array,
+ * checked apart): every field PlaybookSchema defaults present, every value of its type, and keys
+ * in the order the schema returns them, so that the schema would return an equal value that
+ * serialises to the same text. The playbooks this store's writers produce are such values.
+ */
+export function isCanonicalPlaybookHeadInOrder(value: unknown): value is Record<string, unknown> & { bullets: unknown[] } {
+  return isPlaybookHeadInOrder(value);
+}
+
+const stringOrNull: Check = (v) => v === null || typeof v === "string";
+/** A `z.record(z.string(), z.unknown())` value the schema would return as an equal copy. */
+const isPlainRecordValue: Check = (v) => isPlainObject(v) && !Object.hasOwn(v, "__proto__");
+
+const isJournalEventInOrder = objectOf(
+  {
+    id: nonEmptyString,
+    timestamp: nonEmptyString,
+    operation: nonEmptyString,
+    change: nonEmptyString,
+    bulletId: nonEmptyString,
+    layer: oneOf(["global", "repo"]),
+    actor: isString,
+    hashBefore: stringOrNull,
+    hashAfter: stringOrNull,
+  },
+  { source: isString, runId: isString, reason: isString, before: isPlainRecordValue, after: isPlainRecordValue },
+  { reserved: JOURNAL_EVENT_KEYS, order: JOURNAL_EVENT_KEYS },
+);
+
+/**
+ * True when JournalEventSchema would return an equal copy of `value` that serialises to the same
+ * text: every field it defaults present, values of their types, keys in its order (the events
+ * operations queue are built so).
+ */
+export function isCanonicalJournalEventInOrder(value: unknown): value is JournalEvent {
+  return isJournalEventInOrder(value);
+}
+

@@ -124,7 +124,8 @@ export const BulletSchema = lazySchema(() => z.preprocess(
 export type Bullet = z.output<typeof BulletSchema>;
 export type BulletInput = z.input<typeof BulletSchema>;
 
-const PATTERN_KEYS = new Set(["pattern", "deprecatedAt", "reason", "replacement"]);
+/** DeprecatedPatternSchema's keys, in the order it returns them. */
+export const PATTERN_KEYS: ReadonlySet<string> = new Set(["pattern", "deprecatedAt", "reason", "replacement"]);
 export const DeprecatedPatternSchema = lazySchema(() => z.preprocess(
   (v) => camelizeKnownKeys(v, PATTERN_KEYS),
   z.looseObject({
@@ -136,7 +137,8 @@ export const DeprecatedPatternSchema = lazySchema(() => z.preprocess(
 ));
 export type DeprecatedPattern = z.output<typeof DeprecatedPatternSchema>;
 
-const METADATA_KEYS = new Set(["createdAt", "lastReflection", "totalReflections", "totalSessionsProcessed"]);
+/** PlaybookMetadataSchema's keys, in the order it returns them. */
+export const METADATA_KEYS: ReadonlySet<string> = new Set(["createdAt", "lastReflection", "totalReflections", "totalSessionsProcessed"]);
 export const PlaybookMetadataSchema = lazySchema(() => z.preprocess(
   (v) => camelizeKnownKeys(v, METADATA_KEYS),
   z.looseObject({
@@ -148,6 +150,7 @@ export const PlaybookMetadataSchema = lazySchema(() => z.preprocess(
 ));
 export type PlaybookMetadata = z.output<typeof PlaybookMetadataSchema>;
 
+/** PlaybookSchema's keys that it renames from snake_case (all but `schema_version`, which follows them in its order). */
 const PLAYBOOK_KEYS = new Set(["name", "description", "metadata", "deprecatedPatterns", "bullets"]);
 export const PlaybookSchema = lazySchema(() => z.preprocess(
   (v) => camelizeKnownKeys(v, PLAYBOOK_KEYS, new Set(["schema_version"])),

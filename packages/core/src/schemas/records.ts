@@ -186,6 +186,11 @@ export type JournalOperation = (typeof JOURNAL_OPERATIONS)[number];
 export const JOURNAL_CHANGES = ["created", "deleted", "feedback", "content", "deprecated", "restored", "updated"] as const;
 export type JournalChange = (typeof JOURNAL_CHANGES)[number];
 
+/** JournalEventSchema's keys, in the order it returns them. */
+export const JOURNAL_EVENT_KEYS: ReadonlySet<string> = new Set([
+  "id", "timestamp", "operation", "change", "bulletId", "layer", "actor", "source", "runId", "reason", "hashBefore", "hashAfter", "before", "after",
+]);
+
 export const JournalEventSchema = lazySchema(() => z.looseObject({
   id: z.string().min(1),
   timestamp,
