@@ -47,6 +47,10 @@ function cjsBundle(entry: Record<string, string>, options: { external?: string[]
       // tells CommonJS from ES modules after cutting each line at its first `//` (a URL in a
       // string then hides the rest of the bundle), so lines are kept under 1,000 characters.
       esbuild.lineLimit = 1000;
+      // `import.meta` is empty in CommonJS; the bundled packages that read `import.meta.url` (the
+      // YAML store's lazy `yaml` loader) fall back to `require` when it is undefined. Saying so
+      // here keeps esbuild from warning about it on every build.
+      esbuild.define = { ...esbuild.define, "import.meta.url": "undefined" };
       if (options.alias !== undefined) esbuild.alias = { ...esbuild.alias, ...options.alias };
     },
   };
