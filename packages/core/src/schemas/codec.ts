@@ -35,11 +35,11 @@ export function parseJsonLines(text: string | undefined): { values: unknown[]; m
  * nothing is written) when the change left it invalid.
  */
 export function validatePlaybookForWrite(playbook: unknown, path: string): Playbook {
-  // Rules that are already what BulletSchema returns (keys in its order) skip it; the top-level
-  // record and the other rules go through the schemas one by one (the bullets come last in the
-  // record, so a fault in it is the first issue either way). A change to one rule of a large
-  // playbook then validates that rule, not every rule. On any fault, the whole playbook is checked
-  // as before, so the error is the same.
+  // Rules that are already what BulletSchema returns (keys in its order) skip it, and so does a
+  // top-level record in PlaybookSchema's output form; anything else goes through the schemas one
+  // by one (the bullets come last in the record, so a fault in it is the first issue either way).
+  // A change to one rule of a large playbook then validates that rule, not every rule. On any
+  // fault, the whole playbook is checked as before, so the error is the same.
   if (isPlainRecord(playbook) && Array.isArray(playbook.bullets)) {
     // A head already in the schema's output form is taken as is (copied as the schema would copy
     // it): the schema's first use in a process costs ≈12 ms, mostly building BulletSchema.
