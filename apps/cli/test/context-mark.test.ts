@@ -1,8 +1,10 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { assertBuilt, cm, cmAsync, tempHome } from "./helpers.js";
+// @ts-expect-error: the benchmarks' generator is plain JavaScript without types.
+import { generatePlaybook, generatePlaybookYaml } from "../../../bench/generate-playbook.mjs";
 
 let home: string;
 let cleanup: () => void;
@@ -150,6 +152,32 @@ describe("cm mark", () => {
     expect(bullet.helpfulCount).toBe(1);
     expect(bullet.feedbackEvents).toHaveLength(1);
     expect(bullet.feedbackEvents[0].type).toBe("helpful");
+  });
+
+  it("on a large playbook it wrote, locates and rewrites only the marked rule", () => {
+    // 300 generated rules in the earlier cm's format (≈300 KB, above the parse cache's threshold).
+    const dir = join(home, ".cass-memory");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "playbook.yaml"), generatePlaybookYaml(300));
+    const ids = generatePlaybook(300).bullets.map((b: { id: string }) => b.id);
+    const before = parse(readFileSync(join(dir, "playbook.yaml"), "utf8")).bullets;
+    // The first write re-emits the whole file in cm's own format (no layout recorded yet).
+    expect(cm(["mark", ids[0]!, "--helpful", "--json"], { home }).code).toBe(0);
+    for (const id of [ids[150]!, ids[299]!, ids[0]!]) {
+      const r = cm(["mark", id, "--harmful", "--json", "--verbose"], { home });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json().data).toMatchObject({ bulletId: id, type: "harmful" });
+      expect(r.stderr).toContain("Read 1 bullet(s) of");
+      expect(r.stderr).toContain("Rewrote 1 bullet(s) of");
+    }
+    const after = parse(readFileSync(join(dir, "playbook.yaml"), "utf8")).bullets as Array<{ id: string; helpfulCount: number; harmfulCount: number }>;
+    expect(after.map((b) => b.id)).toEqual(ids);
+    const counts = (b: { helpfulCount?: number; harmfulCount?: number }) => [b.helpfulCount ?? 0, b.harmfulCount ?? 0];
+    after.forEach((b, i) => {
+      const [helpful, harmful] = counts(before[i]);
+      const expected = i === 0 ? [helpful! + 1, harmful! + 1] : i === 150 || i === 299 ? [helpful, harmful! + 1] : [helpful, harmful];
+      expect(counts(b), b.id).toEqual(expected);
+    });
   });
 
   it("reports an unknown bullet as BULLET_NOT_FOUND (exit 2) and needs exactly one of --helpful/--harmful", () => {
