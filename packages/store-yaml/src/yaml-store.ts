@@ -321,13 +321,15 @@ export function createYamlStore(options: YamlStoreOptions): Store {
   async function readBullets(layer: Layer, ids: readonly string[]): Promise<Playbook | null> {
     const path = playbookPathOf(layer);
     if (path === null) return null;
-    if (cache !== null && ids.length > 0) {
+    // The layout and cache files first: without them (small files, files this store has not
+    // written) the playbook is read once, by readPlaybook.
+    const layout = cache !== null && ids.length > 0 ? cache.readLayout(path) : null;
+    const hash = (layout as { hash?: unknown } | null)?.hash;
+    const cacheBytes = cache !== null && typeof hash === "string" && /^[0-9a-f]{64}$/.test(hash) ? cache.readBytes(path, hash) : null;
+    if (cacheBytes !== null) {
       const raw = await readRaw(path);
       if (raw === null) return null;
-      const layout = raw.bytes.length >= cacheMinBytes ? cache.readLayout(path) : null;
-      const hash = (layout as { hash?: unknown } | null)?.hash;
-      const cacheBytes = typeof hash === "string" && /^[0-9a-f]{64}$/.test(hash) ? cache.readBytes(path, hash) : null;
-      const checked = cacheBytes === null ? null : checkLayout(layout, resolve(path), hash as string, raw.bytes, cacheBytes);
+      const checked = raw.bytes.length >= cacheMinBytes ? checkLayout(layout, resolve(path), hash as string, raw.bytes, cacheBytes) : null;
       const read = checked === null ? null : readScoped(raw.bytes, checked, ids, path);
       if (read !== null) {
         logger.debug(`Read ${read.positions.length} bullet(s) of ${path} without the others`);
