@@ -46,6 +46,10 @@ const READ_CHUNK = 1 << 20;
 /** An item (one bullet's text) larger than this is not streamed: the whole-file reader decides. */
 const MAX_ITEM_CHARS = 16 << 20;
 const BULLETS_LINE = /^bullets: *$/;
+/** A line that starts or ends a YAML document (in column 0, nothing else can start this way). */
+const DOCUMENT_MARKER = /^(---|\.\.\.)([ \t]|$)/;
+/** A bare document start, which may open the file. */
+const BARE_DOCUMENT_START = /^---[ \t]*$/;
 
 /** The file's lines, each with whether a line feed ended it; null when the file does not exist. */
 function* fileLines(path: string): Generator<[string, boolean], void, undefined> {
@@ -100,8 +104,15 @@ function* pieces(path: string): Generator<Piece, void, undefined> {
     item = [];
     itemChars = 0;
   };
+  let content = false;
   for (const [line, ended] of fileLines(path)) {
     const eol = ended ? "\n" : "";
+    // A second document (or the end of the first) is not cut into pieces: the whole-file reader
+    // decides what it means. Only a bare `---` before any content, opening the one document, is read.
+    if (DOCUMENT_MARKER.test(line) && (content || !BARE_DOCUMENT_START.test(line))) {
+      throw new PlaybookStreamUnsupported("the file holds a YAML document marker ('---' or '...') after its start");
+    }
+    if (!content && line.trim() !== "" && !line.trimStart().startsWith("#") && !BARE_DOCUMENT_START.test(line)) content = true;
     if (state === "head") {
       if (BULLETS_LINE.test(line)) {
         state = "afterKey";

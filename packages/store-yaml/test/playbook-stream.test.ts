@@ -220,6 +220,9 @@ describe("openPlaybookStream", () => {
       `${head}bullets:\n${item("a")}`.replace(/\n/g, "\r\n"), // CR line ends
       `${head}bullets: # comment\n${item("a")}`, // a comment on the bullets line
       `${head}x: &x\n  - t\nbullets:\n${item("a")}  - id: b\n    content: c\n    category: k\n    createdAt: ${T}\n    updatedAt: ${T}\n    tags: *x\n`, // an alias to the skeleton
+      // A second document: the whole reader takes the first one (a mutation found by the property test above).
+      `name: x\nmetadata:\n  createdAt: ${T}\n---  totalReflections: 3\nbullets:\n${item("a")}`,
+      `${head}bullets:\n${item("a")}...\n`, // a document end marker
     ];
     for (const text of valid) expect(whole(text).ok, JSON.stringify(text)).toBe(true);
     const cases = [
@@ -232,6 +235,8 @@ describe("openPlaybookStream", () => {
     ];
     for (const text of cases) expect(stream(fileWith(text)).kind, JSON.stringify(text)).toBe("fallback");
     expect(openPlaybookStream(join(dir, "missing.yaml"), "global")).toBeNull();
+    // A bare `---` opening the file starts the one document: still streamed.
+    expect(check(`# comment\n---\n${head}bullets:\n${item("a")}`)).toBe(true);
   });
 
   it("notices a file that changed between two passes", () => {
