@@ -30,6 +30,12 @@ export interface RuntimeOptions {
   parseCache?: boolean;
   /** Keep parsed playbooks in memory while their files are unchanged (long-running servers). */
   memoizeReads?: boolean;
+  /**
+   * A process that runs many commands with a runtime each (`cm daemon`): YAML playbooks stay in
+   * memory while their files are unchanged, shared by those runtimes. The SQLite and PostgreSQL
+   * stores are opened as for a one-shot command (the caller closes each runtime when done).
+   */
+  resident?: boolean;
   /** The program's version, reported by `cm doctor` (and part of the lexical cache's fingerprint). */
   version?: string;
   /** Keep the ranker's analysed rule texts in `<globalDir>/.cache/` between processes (default true). */
@@ -145,6 +151,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     ...(options.loadPostgresStore !== undefined ? { loadPostgres: options.loadPostgresStore } : {}),
     ...(options.parseCache === false ? { parseCache: false as const } : {}),
     ...(options.memoizeReads ? { memoizeReads: true } : {}),
+    ...(options.resident ? { resident: true } : {}),
   });
   // Doctor (tolerateInvalidConfig) must still be able to repair things; every other writer stops.
   const store = unreadable !== null && !options.tolerateInvalidConfig ? refuseWrites(opened.store, unreadableConfigError(unreadable, config.storage.backend, options.cliName ?? "cm")) : opened.store;

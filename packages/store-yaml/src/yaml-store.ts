@@ -70,7 +70,8 @@ export interface YamlStoreOptions {
   /**
    * Keep the last parsed playbook of each file in memory and return it while the file is
    * unchanged (same inode, size and times; every write replaces the inode). For long-running
-   * processes (the MCP server). The returned playbooks are deeply frozen: read results must not be
+   * processes (the MCP server, `cm daemon`); the memo is shared by all such stores of the process
+   * and holds up to 8 files. The returned playbooks are deeply frozen: read results must not be
    * modified (mutations go through `mutatePlaybook`, which always reads the file).
    */
   memoizeReads?: boolean;
@@ -287,27 +288,35 @@ export function createYamlStore(options: YamlStoreOptions): Store {
     return playbook;
   }
 
-  const memo = new Map<string, { key: string; playbook: Playbook }>();
-
   async function readPlaybook(layer: Layer): Promise<Playbook | null> {
     const path = playbookPathOf(layer);
     if (path === null) return null;
     if (!options.memoizeReads) return loadForRead(path, layer);
+    // What a read returns depends only on the file's bytes and the layer, so the memo is shared by
+    // every store of the process (the resident `cm daemon` opens one per command).
+    const memoKey = `${layer}\u0000${resolve(path)}`;
     let key: string;
     try {
       const info = await stat(path, { bigint: true });
       key = `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
     } catch (error) {
-      memo.delete(path);
+      readMemo.delete(memoKey);
       if (errnoOf(error) === "ENOENT") return null;
       throw readError(path, error);
     }
-    const hit = memo.get(path);
-    if (hit !== undefined && hit.key === key) return hit.playbook;
+    const hit = readMemo.get(memoKey);
+    if (hit !== undefined && hit.key === key) {
+      // Most recently used last: the first entry is the one to drop when the memo is full.
+      readMemo.delete(memoKey);
+      readMemo.set(memoKey, hit);
+      return hit.playbook;
+    }
     const loaded = await loadForRead(path, layer);
     if (loaded === null) return null;
     const frozen = deepFreeze(loaded);
-    memo.set(path, { key, playbook: frozen });
+    readMemo.delete(memoKey);
+    readMemo.set(memoKey, { key, playbook: frozen });
+    while (readMemo.size > READ_MEMO_MAX) readMemo.delete(readMemo.keys().next().value as string);
     return frozen;
   }
 
@@ -729,6 +738,11 @@ export function createYamlStore(options: YamlStoreOptions): Store {
 }
 
 /** Freezes a parsed playbook and everything in it (plain JSON-like data). */
+/** Playbooks kept by memoizeReads stores, by layer and file: the last read of each while unchanged. */
+const readMemo = new Map<string, { key: string; playbook: Playbook }>();
+/** Files whose last read stays in memory (a process serving several homes or projects). */
+const READ_MEMO_MAX = 8;
+
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
     Object.freeze(value);

@@ -44,6 +44,27 @@ describe("memoized reads (long-running servers)", () => {
     expect(await store.readPlaybook("global")).toBeNull();
   });
 
+  it("is shared by the memoizing stores of the process (one per command in cm daemon), up to 8 files", async () => {
+    const first = createYamlStore({ globalDir: dir, repoDir: null, logger: testLogger(), memoizeReads: true });
+    await first.mutatePlaybook("global", (p) => void p.bullets.push(bullet("b-1", "Run the failing test alone first")));
+    const read = await first.readPlaybook("global");
+    const second = createYamlStore({ globalDir: dir, repoDir: null, logger: testLogger(), memoizeReads: true });
+    expect(await second.readPlaybook("global")).toBe(read);
+    // A store that does not memoize neither uses nor fills it.
+    expect(await createYamlStore({ globalDir: dir, repoDir: null, logger: testLogger() }).readPlaybook("global")).not.toBe(read);
+
+    // Nine other files read after it push it out: the next read parses the file again.
+    for (let i = 0; i < 9; i++) {
+      const other = join(dir, `home-${i}`);
+      const store = createYamlStore({ globalDir: other, repoDir: null, logger: testLogger(), memoizeReads: true });
+      await store.mutatePlaybook("global", (p) => void p.bullets.push(bullet(`b-${i}`, `Rule number ${i} for the memo`)));
+      await store.readPlaybook("global");
+    }
+    const again = await second.readPlaybook("global");
+    expect(again).not.toBe(read);
+    expect(again).toEqual(read);
+  });
+
   it("is off by default: every read is a fresh, mutable object", async () => {
     const store = createYamlStore({ globalDir: dir, repoDir: null, logger: testLogger() });
     await store.mutatePlaybook("global", (p) => void p.bullets.push(bullet("b-1", "Run the failing test alone first")));

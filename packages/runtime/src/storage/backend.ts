@@ -85,6 +85,8 @@ export interface OpenStoreOptions {
   loadSqlite?: LoadSqliteModule;
   parseCache?: false;
   memoizeReads?: boolean;
+  /** Memoize YAML reads only (RuntimeOptions.resident). */
+  resident?: boolean;
 }
 
 /** A store and how to let go of it (closes SQLite's connections; nothing for YAML). Idempotent. */
@@ -149,7 +151,7 @@ export async function openStore(backend: StorageBackend, dirs: StoreDirs, option
       repoDir: dirs.repoDir,
       logger: options.logger,
       ...(options.parseCache === false ? { parseCache: false as const } : {}),
-      ...(options.memoizeReads ? { memoizeReads: true } : {}),
+      ...(options.memoizeReads || options.resident ? { memoizeReads: true } : {}),
     });
     return { store, backend, close: () => undefined };
   }
