@@ -32,6 +32,8 @@ export interface CliContext {
   runtime(): Promise<Runtime>;
   /** The runtime module once loaded (signal handlers use its releaseAllLocks). */
   loadedRuntimeModule: typeof import("@cass-memory/runtime") | null;
+  /** Closes the runtime if one was created (a resident process, after each command). */
+  dispose(): Promise<void>;
 }
 
 /**
@@ -89,7 +91,7 @@ export function argvWantsJson(argv: readonly string[]): boolean {
   return false;
 }
 
-export function createCliContext(argv: readonly string[], options: { verbose: boolean }): CliContext {
+export function createCliContext(argv: readonly string[], options: { verbose: boolean; resident?: boolean }): CliContext {
   const cliName = resolveCliName(argv);
   let runtimePromise: Promise<Runtime> | null = null;
   const ctx: CliContext = {
@@ -106,7 +108,16 @@ export function createCliContext(argv: readonly string[], options: { verbose: bo
         ctx.loadedRuntimeModule = mod;
         // `cm storage …` reports data left in the other backend itself (no start-up warning).
         const quietStorageWarning = argv.slice(2).find((a) => !a.startsWith("-")) === "storage";
-        return mod.createRuntime({ cliName, verbose: options.verbose, version: VERSION, loadLlm, loadSqliteStore, loadPostgresStore, quietStorageWarning });
+        return mod.createRuntime({
+          cliName,
+          verbose: options.verbose,
+          version: VERSION,
+          loadLlm,
+          loadSqliteStore,
+          loadPostgresStore,
+          quietStorageWarning,
+          ...(options.resident ? { resident: true } : {}),
+        });
       }).then((rt) => {
         // From here on, output is redacted with the configured scanner (extras, allowlist).
         const config = rt.deps.config;
@@ -116,6 +127,14 @@ export function createCliContext(argv: readonly string[], options: { verbose: bo
       return runtimePromise;
     },
     loadedRuntimeModule: null,
+    async dispose() {
+      if (runtimePromise === null) return;
+      try {
+        (await runtimePromise).close();
+      } catch {
+        // no runtime was created: nothing to close
+      }
+    },
   };
   return ctx;
 }

@@ -1,5 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { AppError, DEFAULT_INPUT_LIMITS, overLimitMessage, toAppError } from "@cass-memory/core";
+import { currentCommandIo } from "./output.js";
+import { readAllStdin } from "./raw-io.js";
 
 /**
  * Flag parsing shared by the commands. Numbers use the original's strict integer syntax
@@ -52,16 +54,10 @@ export function oneOf<T extends string>(name: string, raw: string, allowed: read
 
 /** The whole of stdin as text ("" when stdin is a terminal: never block waiting for a human). */
 export async function readStdin(maxBytes: number = DEFAULT_INPUT_LIMITS.fileBytes): Promise<string> {
-  if (process.stdin.isTTY) return "";
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of process.stdin) {
-    const buffer = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
-    total += buffer.length;
-    if (total > maxBytes) throw tooLarge("stdin", total, maxBytes);
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  const io = currentCommandIo();
+  const read = await (io !== null ? io.readStdin(maxBytes) : readAllStdin(maxBytes));
+  if ("overBytes" in read) throw tooLarge("stdin", read.overBytes, maxBytes);
+  return read.text;
 }
 
 function tooLarge(what: string, bytes: number, limit: number): AppError {

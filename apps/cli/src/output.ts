@@ -1,6 +1,6 @@
-import { writeSync } from "node:fs";
 import { VERSION } from "./version.js";
 import { redactSecrets } from "@cass-memory/core";
+import { writeAllToFd } from "./raw-io.js";
 
 /**
  * Every byte cm prints passes the secret detector (issue 21): JSON values are redacted string by
@@ -8,10 +8,12 @@ import { redactSecrets } from "@cass-memory/core";
  * whole. The CLI swaps in the configured scanner (extras, allowlist, or none when sanitization is
  * disabled) once the runtime is loaded; before that the built-in detector is used.
  */
-let redactText: (text: string) => string = (text) => redactSecrets(text).text;
+const builtinRedactor = (text: string): string => redactSecrets(text).text;
+let redactText: (text: string) => string = builtinRedactor;
 
-export function setOutputRedactor(redact: (text: string) => string): void {
-  redactText = redact;
+/** Redacts output with `redact` from now on (null: the built-in detector again). */
+export function setOutputRedactor(redact: ((text: string) => string) | null): void {
+  redactText = redact ?? builtinRedactor;
 }
 
 /**
@@ -21,7 +23,29 @@ export function setOutputRedactor(redact: (text: string) => string): void {
  */
 
 let stdoutClosed = false;
-const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Where one command's input and output go when it does not run in a process of its own: the
+ * resident process (`cm daemon`) sends both to the `cm` that asked for the command.
+ */
+export interface CommandIo {
+  /** Text for stdout (1) or stderr (2), already made terminal-safe. */
+  write(fd: 1 | 2, text: string): void;
+  /** The caller's whole stdin ("" when it is a terminal), or its size when over `maxBytes`. */
+  readStdin(maxBytes: number): Promise<{ text: string } | { overBytes: number }>;
+}
+
+let commandIo: CommandIo | null = null;
+
+/** Sends the output of the commands run from now on to `io` (null: this process's stdout and stderr). */
+export function setCommandIo(io: CommandIo | null): void {
+  commandIo = io;
+}
+
+/** The redirection in effect, if any (options.ts reads stdin through it). */
+export function currentCommandIo(): CommandIo | null {
+  return commandIo;
+}
 
 /** Any control character other than tab and newline (C0, DEL, C1), escape sequences included. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
@@ -53,30 +77,14 @@ function colorOn(fd: number): boolean {
   return (fd === 1 ? process.stdout.isTTY : process.stderr.isTTY) === true;
 }
 
-function writeAllSync(fd: number, raw: string): void {
-  if (fd === 1 && stdoutClosed) return;
-  const text = terminalSafe(raw, colorOn(fd));
-  const buffer = Buffer.from(text, "utf8");
-  let offset = 0;
-  let spins = 0;
-  while (offset < buffer.length) {
-    try {
-      offset += writeSync(fd, buffer, offset, buffer.length - offset);
-      spins = 0;
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (code === "EAGAIN" || code === "EWOULDBLOCK") {
-        // Non-blocking pipe is full: wait a little for the reader, then retry.
-        Atomics.wait(sleepCell, 0, 0, Math.min(50, 1 + spins++));
-        continue;
-      }
-      if (code === "EPIPE") {
-        if (fd === 1) stdoutClosed = true;
-        return;
-      }
-      throw error;
-    }
+function writeAllSync(fd: 1 | 2, raw: string): void {
+  if (commandIo !== null) {
+    commandIo.write(fd, terminalSafe(raw, colorOn(fd)));
+    return;
   }
+  if (fd === 1 && stdoutClosed) return;
+  const written = writeAllToFd(fd, Buffer.from(terminalSafe(raw, colorOn(fd)), "utf8"));
+  if (!written && fd === 1) stdoutClosed = true;
 }
 
 /** Writes text to stdout, synchronously and completely. */

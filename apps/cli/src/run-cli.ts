@@ -10,10 +10,19 @@ import { VERSION } from "./version.js";
  * command being run (cm-context.ts, cm-mark.ts). Everything around commander — global flags,
  * --info/--examples/-v/version, signals, usage errors and the exit code — is done here, once.
  */
-export async function runCli(argv: string[], build: (ctx: CliContext) => Command): Promise<number> {
+export async function runCli(argv: string[], build: (ctx: CliContext) => Command, options: { resident?: boolean } = {}): Promise<number> {
   const { verbose, width } = applyGlobalFlags(argv.slice(2));
-  const ctx = createCliContext(argv, { verbose: verbose || /^(1|true)$/i.test(process.env.CASS_MEMORY_VERBOSE ?? "") });
+  const ctx = createCliContext(argv, { verbose: verbose || /^(1|true)$/i.test(process.env.CASS_MEMORY_VERBOSE ?? ""), ...(options.resident ? { resident: true } : {}) });
 
+  // A resident process (`cm daemon`) runs many command lines: it handles signals itself, and closes
+  // each command's runtime when the command is done.
+  if (options.resident) {
+    try {
+      return await runParsed(argv, build, ctx, width);
+    } finally {
+      await ctx.dispose();
+    }
+  }
   const releaseLocks = () => {
     try {
       ctx.loadedRuntimeModule?.releaseAllLocks();
@@ -29,7 +38,10 @@ export async function runCli(argv: string[], build: (ctx: CliContext) => Command
     releaseLocks();
     process.exit(143);
   });
+  return runParsed(argv, build, ctx, width);
+}
 
+async function runParsed(argv: string[], build: (ctx: CliContext) => Command, ctx: CliContext, width: string | undefined): Promise<number> {
   // --info and --examples answer wherever they appear, before commander sees the arguments.
   const special = interceptedFlag(argv.slice(2));
   try {
