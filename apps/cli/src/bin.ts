@@ -8,6 +8,8 @@
  * - `cm context …` / `cm ctx …`, `cm mark …` and `cm hook …` run a bundle holding only that
  *   command (cm-context.cjs, cm-mark.cjs, cm-hook.cjs); every other command line runs the whole
  *   CLI (cm-main.cjs).
+ * - `cm context` and `cm mark` are first offered to the resident process (`cm daemon`), if one is
+ *   running for this build (daemon/client.ts).
  *
  * Each bundle runs through a vm.Script with V8's compiled code kept in a per-user cache, so a run
  * skips most of the parsing and compiling (Node 20 has no built-in compile cache; see
@@ -15,6 +17,9 @@
  * normally and the cache is rewritten.
  */
 import { resolveCliName } from "./cli-name.js";
+import { runThroughDaemon } from "./daemon/client.js";
+import { daemonLocation, startDaemonInBackground, trustedSocket } from "./daemon/socket.js";
+import { bundleFor } from "./dispatch.js";
 import { VERSION } from "./version.js";
 
 // Built-in modules through process.getBuiltinModule rather than `import`: this file is an ES module,
@@ -34,29 +39,6 @@ type Script = import("node:vm").Script;
 declare const __dirname: string | undefined;
 const distDir = typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
 
-/** The root options that take no value and may come before the command's name. */
-const ROOT_SWITCHES = new Set(["--no-color", "--no-emoji", "--verbose"]);
-/** Options handled before commander (or by it at the root) wherever they appear: the whole CLI answers them. */
-const ANYWHERE = new Set(["--info", "--examples", "--help", "-h", "--version", "-V"]);
-
-/** Which bundle runs this command line: a per-command one for the hot commands, else the whole CLI. */
-function bundleFor(args: readonly string[]): "cm-context" | "cm-mark" | "cm-hook" | "cm-main" {
-  let command: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === "--") break;
-    if (ANYWHERE.has(a)) return "cm-main";
-    if (command !== undefined) continue;
-    if (a === "--width") i++;
-    else if (ROOT_SWITCHES.has(a) || a.startsWith("--width=")) continue;
-    else if (a.startsWith("-")) return "cm-main";
-    else command = a;
-  }
-  if (command === "context" || command === "ctx") return "cm-context";
-  if (command === "mark") return "cm-mark";
-  if (command === "hook") return "cm-hook";
-  return "cm-main";
-}
 
 /** The text to print without loading a bundle, or null when the bundle must answer. */
 function answerWithoutBundle(args: readonly string[]): string | null {
@@ -149,7 +131,29 @@ function runBundle(bundle: string): void {
   run.call(mod.exports, mod.exports, createRequire(bundlePath), mod, bundlePath, dirname(bundlePath));
 }
 
+/**
+ * `cm context` and `cm mark` go to the resident process when one of this build is running
+ * (`cm daemon start`); it answers them without this process loading anything. Otherwise, or when
+ * it cannot take the command, the bundle runs here.
+ */
+function runCommand(bundle: ReturnType<typeof bundleFor>): void {
+  const location = bundle === "cm-context" || bundle === "cm-mark" ? daemonLocation(distDir, VERSION) : null;
+  if (location === null) return runBundle(bundle);
+  if (!trustedSocket(location)) {
+    // CASS_MEMORY_DAEMON=auto: start one for the commands that follow (this one runs here).
+    if (process.env.CASS_MEMORY_DAEMON === "auto") process.once("exit", () => startDaemonInBackground(location, join(distDir, "cm.cjs")));
+    return runBundle(bundle);
+  }
+  const verbose = args.includes("--verbose") || /^(1|true)$/i.test(process.env.CASS_MEMORY_VERBOSE ?? "");
+  const debug = (line: string): void => {
+    if (verbose) process.stderr.write(`[cm] ${line}\n`);
+  };
+  void runThroughDaemon(location, debug).then((handled) => {
+    if (!handled) runBundle(bundle);
+  });
+}
+
 const args = process.argv.slice(2);
 const answer = answerWithoutBundle(args);
 if (answer !== null) process.stdout.write(answer);
-else runBundle(bundleFor(args));
+else runCommand(bundleFor(args));

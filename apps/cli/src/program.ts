@@ -20,6 +20,7 @@ import { registerReflect } from "./commands/reflect.js";
 import { registerStarters } from "./commands/starters.js";
 import { registerServe } from "./commands/serve.js";
 import { registerDashboard } from "./commands/dashboard.js";
+import { registerDaemon } from "./commands/daemon.js";
 import { registerSetup } from "./commands/setup.js";
 import { registerStorage } from "./commands/storage.js";
 import { registerTrauma } from "./commands/trauma.js";
@@ -39,6 +40,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerStarters(program, ctx);
   registerSetup(program, ctx);
   registerServe(program, ctx);
+  registerDaemon(program, ctx);
   registerDashboard(program, ctx);
   registerMemory(program, ctx);
   registerInsight(program, ctx);
