@@ -2,8 +2,10 @@
 // same run (issue 18): `cm --version`, `cm --help`, `cm context "<task>" --json` on playbooks of
 // 1,000 and 10,000 rules, and `cm mark <id> --helpful --json` on 1,000 rules, all on the YAML
 // store with warm caches (one warm-up round fills cm's code cache, the playbook parse cache and the
-// saved ranking index). Commands are measured round-robin so that load from other processes falls
-// on all of them alike. Written to docs/benchmarks.md ("Start-up").
+// saved ranking index). The three commands on playbooks are measured a second time with the
+// resident process running (`cm daemon start` in homes of their own, stopped at the end). Commands
+// are measured round-robin so that load from other processes falls on all of them alike. Written to
+// docs/benchmarks.md ("Start-up").
 //
 // BENCH_RUNS (default 21) changes the number of rounds; BENCH_NO_DOC=1 only prints the table.
 // BENCH_BASELINE=<path of another cm.js> also measures that build in the same rounds (rows marked
@@ -61,7 +63,16 @@ try {
   const h1k = homeWith(1000);
   const h10k = homeWith(10000);
   const hmark = homeWith(1000);
-  homes.push(empty, h1k, h10k, hmark);
+  // The same three with the resident process running (`cm daemon start`, one per home).
+  const d1k = homeWith(1000);
+  const d10k = homeWith(10000);
+  const dmark = homeWith(1000);
+  homes.push(empty, h1k, h10k, hmark, d1k, d10k, dmark);
+  for (const h of [d1k, d10k, dmark]) {
+    const r = spawnSync(process.execPath, [cli, "daemon", "start", "--json"], { cwd: h.home, env: h.env, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`cm daemon start: exit ${r.status}: ${r.stderr}${r.stdout}`);
+    h.daemon = true;
+  }
   const markId = generatePlaybook(1).bullets[0].id;
   const cmCommands = (bin, suffix) => [
     { label: `\`cm --version\`${suffix}`, args: [bin, "--version"], ...empty, target: 1.4 },
@@ -70,7 +81,12 @@ try {
     { label: `\`cm context\` 10,000 rules${suffix}`, args: [bin, "context", TASK, "--json"], ...h10k, target: 3 },
     { label: `\`cm mark --helpful\` 1,000 rules${suffix}`, args: [bin, "mark", markId, "--helpful", "--json"], ...hmark, target: 2 },
   ];
-  const commands = [{ label: "`node -e 0`", args: ["-e", "0"], ...empty }, ...(baseline ? cmCommands(baseline, " (before)") : []), ...cmCommands(cli, "")];
+  const daemonCommands = [
+    { label: "`cm context` 1,000 rules, daemon running", args: [cli, "context", TASK, "--json"], ...d1k, target: 1.8 },
+    { label: "`cm context` 10,000 rules, daemon running", args: [cli, "context", TASK, "--json"], ...d10k, target: 3 },
+    { label: "`cm mark --helpful` 1,000 rules, daemon running", args: [cli, "mark", markId, "--helpful", "--json"], ...dmark, target: 2 },
+  ];
+  const commands = [{ label: "`node -e 0`", args: ["-e", "0"], ...empty }, ...(baseline ? cmCommands(baseline, " (before)") : []), ...cmCommands(cli, ""), ...daemonCommands];
   // Warm-up: two rounds (the first read of the original's format, then the cached read).
   for (let w = 0; w < 2; w++) for (const c of commands) timed(c);
   const times = commands.map(() => []);
@@ -92,7 +108,7 @@ try {
     return `| ${c.label} | ${m.toFixed(0)} | ${ratio.toFixed(2)}× | ${verdict} | ${median(cpus_[j]).toFixed(0)} | ${cpuRatio.toFixed(2)}× |`;
   });
   const table = [
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ${process.platform}; median of ${RUNS} rounds after two warm-up rounds (round-robin), load average ${loadavg()[0].toFixed(1)} at the end. Whole process wall time, and CPU time (user + system, from bench/cpu-probe.cjs preloaded into every process including \`node -e 0\`: less distorted when other processes compete for the cores); YAML store, playbook in the original cm's format, no cass installed. Run: \`pnpm bench:startup\`.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ${process.platform}; median of ${RUNS} rounds after two warm-up rounds (round-robin), load average ${loadavg()[0].toFixed(1)} at the end. Whole process wall time, and CPU time (user + system, from bench/cpu-probe.cjs preloaded into every process including \`node -e 0\`: less distorted when other processes compete for the cores); YAML store, playbook in the original cm's format, no cass installed. "Daemon running" rows: \`cm daemon start\` before the warm-up, so the command is answered by the resident process; their CPU time is the calling process's only. Run: \`pnpm bench:startup\`.`,
     "",
     "| command | wall ms (median) | wall ratio to `node -e 0` | target (wall) | CPU ms (median) | CPU ratio |",
     "|---|---:|---:|---|---:|---:|",
@@ -101,5 +117,8 @@ try {
   console.log(table);
   if (process.env.BENCH_NO_DOC !== "1") updateBenchmarkDoc("startup", "Start-up", table);
 } finally {
-  for (const h of homes) rmSync(h.home, { recursive: true, force: true });
+  for (const h of homes) {
+    if (h.daemon) spawnSync(process.execPath, [cli, "daemon", "stop"], { cwd: h.home, env: h.env });
+    rmSync(h.home, { recursive: true, force: true });
+  }
 }
