@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { assertBuilt, BIN, cm, tempHome, type RunOptions, type RunResult } from "./helpers.js";
@@ -118,6 +118,20 @@ describe("cm daemon", () => {
     expect(toon.stdout).toContain("success: true");
     expect(cm(["context", "database driver", "--json"], opts()).stdout.trimStart().startsWith("{")).toBe(true);
     expect(status().commands).toBeGreaterThanOrEqual(6);
+  });
+
+  it("creates files with the caller's umask, not the daemon's", () => {
+    addRule("Check JWT expiry before debugging 401 errors");
+    start();
+    // The first ranking creates ~/.cass-memory/.cache/ with the default mode: 0777 & ~umask.
+    const r = spawnSync("sh", ["-c", `umask 002; exec "${process.execPath}" "${BIN}" context "debug 401 errors" --json`], {
+      cwd: home,
+      env: { ...process.env, HOME: home, XDG_CACHE_HOME: cache, CASS_MEMORY_LLM: "none", CASS_MEMORY_DAEMON: "" },
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(status().commands).toBe(1);
+    expect(statSync(join(home, ".cass-memory", ".cache")).mode & 0o777).toBe(0o775);
   });
 
   it("cm mark through the daemon writes the playbook, and later reads see every change on disk", () => {

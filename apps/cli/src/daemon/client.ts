@@ -2,14 +2,14 @@
  * The `cm` loader's side of the resident process (`cm daemon`): hands a `cm context` or `cm mark`
  * command line to a running daemon and relays its output, stdin and exit code. Whenever the daemon
  * cannot take the command — none running, a stale or untrusted socket, busy with another command,
- * no answer within a second — it says so and the loader runs the command itself, as without one.
+ * no answer within half a second — it says so and the loader runs the command itself, as without one.
  */
 import { encodeFrame, lineReader, parseFrame, type RunRequest } from "./frames.js";
 import type { DaemonLocation } from "./socket.js";
 import { readAllStdin, writeAllToFd } from "../raw-io.js";
 
 /** How long to wait for the daemon to accept or refuse before running the command here. */
-const ACCEPT_TIMEOUT_MS = 1000;
+const ACCEPT_TIMEOUT_MS = 500;
 /** The longest frame accepted from the daemon (a command's output comes in many frames). */
 const MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
@@ -88,7 +88,16 @@ function runRequest(): RunRequest {
     argv: process.argv,
     env,
     cwd: process.cwd(),
+    // Files the command creates get the caller's permissions.
+    umask: currentUmask(),
     // isatty rather than process.stdin/stdout: those getters build the streams (milliseconds).
     tty: { stdin: isatty(0), stdout, stderr: isatty(2), columns: stdout && typeof process.stdout.columns === "number" ? process.stdout.columns : null },
   };
+}
+
+/** This process's file mode creation mask (reading it means setting it, so it is set back at once). */
+function currentUmask(): number {
+  const mask = process.umask(0o077);
+  process.umask(mask);
+  return mask;
 }

@@ -16,6 +16,8 @@ export interface RunRequest {
   argv: string[];
   env: Record<string, string>;
   cwd: string;
+  /** The caller's file mode creation mask. */
+  umask: number;
   tty: { stdin: boolean; stdout: boolean; stderr: boolean; columns: number | null };
 }
 

@@ -37,8 +37,6 @@ export interface DaemonOptions {
 /** Listens and serves until stopped; resolves when the daemon has shut down. */
 export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { location, log } = options;
-  // The socket and anything else created from here on is this user's only.
-  process.umask(0o077);
   mkdirSync(location.dir, { recursive: true, mode: 0o700 });
   const unsafe = unsafeDirectory(location.dir);
   if (unsafe !== null) {
@@ -58,7 +56,13 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   let socketId: string | null = null;
 
   const server = createServer((conn) => serve(conn));
-  await listen(server, location.socket, log);
+  // The socket is this user's only from the moment it exists.
+  const umask = process.umask(0o077);
+  try {
+    await listen(server, location.socket, log);
+  } finally {
+    process.umask(umask);
+  }
   chmodSync(location.socket, 0o600);
   socketId = identity(location.socket);
   try {
@@ -214,13 +218,14 @@ function refuse(send: (frame: DaemonFrame) => void, conn: Socket, reason: string
 
 /** The request when it is well formed (string arrays and maps, an absolute directory), else null. */
 function checkRequest(raw: Record<string, unknown>): RunRequest | null {
-  const { argv, env, cwd, tty } = raw as Partial<RunRequest>;
+  const { argv, env, cwd, tty, umask } = raw as Partial<RunRequest>;
   if (!Array.isArray(argv) || argv.length < 2 || !argv.every((a) => typeof a === "string")) return null;
   if (typeof env !== "object" || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === "string")) return null;
   if (typeof cwd !== "string" || !cwd.startsWith("/")) return null;
   if (typeof tty !== "object" || tty === null) return null;
+  if (typeof umask !== "number" || !Number.isInteger(umask) || umask < 0 || umask > 0o777) return null;
   const columns = typeof tty.columns === "number" && Number.isInteger(tty.columns) && tty.columns > 0 ? tty.columns : null;
-  return { t: "run", argv, env, cwd, tty: { stdin: tty.stdin === true, stdout: tty.stdout === true, stderr: tty.stderr === true, columns } };
+  return { t: "run", argv, env, cwd, umask, tty: { stdin: tty.stdin === true, stdout: tty.stdout === true, stderr: tty.stderr === true, columns } };
 }
 
 /**
@@ -236,6 +241,7 @@ function enterRequest(request: RunRequest, write: (fd: 1 | 2, text: string) => v
   }
   const savedEnv = { ...process.env };
   replaceEnv(request.env);
+  const savedUmask = process.umask(request.umask);
   const restoreTty = [
     override(process.stdin, "isTTY", request.tty.stdin),
     override(process.stdout, "isTTY", request.tty.stdout),
@@ -262,6 +268,7 @@ function enterRequest(request: RunRequest, write: (fd: 1 | 2, text: string) => v
     leave() {
       for (const restore of [...restoreWrites, ...restoreTty]) restore();
       replaceEnv(savedEnv);
+      process.umask(savedUmask);
       process.chdir("/");
     },
   };
