@@ -8,8 +8,8 @@
  * - `cm context …` / `cm ctx …`, `cm mark …` and `cm hook …` run a bundle holding only that
  *   command (cm-context.cjs, cm-mark.cjs, cm-hook.cjs); every other command line runs the whole
  *   CLI (cm-main.cjs).
- * - `cm context` and `cm mark` are first offered to the resident process (`cm daemon`), if one is
- *   running for this build (daemon/client.ts).
+ * - `cm context`, `cm mark` and `cm hook` are first offered to the resident process (`cm daemon`),
+ *   if one is running for this build (daemon/client.ts).
  *
  * Each bundle runs through a vm.Script with V8's compiled code kept in a per-user cache, so a run
  * skips most of the parsing and compiling (Node 20 has no built-in compile cache; see
@@ -132,12 +132,12 @@ function runBundle(bundle: string): void {
 }
 
 /**
- * `cm context` and `cm mark` go to the resident process when one of this build is running
+ * `cm context`, `cm mark` and `cm hook` go to the resident process when one of this build is running
  * (`cm daemon start`); it answers them without this process loading anything. Otherwise, or when
  * it cannot take the command, the bundle runs here.
  */
 function runCommand(bundle: ReturnType<typeof bundleFor>): void {
-  const location = bundle === "cm-context" || bundle === "cm-mark" ? daemonLocation(distDir, VERSION) : null;
+  const location = bundle !== "cm-main" ? daemonLocation(distDir, VERSION) : null;
   if (location === null) return runBundle(bundle);
   if (!trustedSocket(location)) {
     // CASS_MEMORY_DAEMON=auto: start one for the commands that follow (this one runs here).

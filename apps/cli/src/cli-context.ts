@@ -34,6 +34,10 @@ export interface CliContext {
   loadedRuntimeModule: typeof import("@cass-memory/runtime") | null;
   /** Closes the runtime if one was created (a resident process, after each command). */
   dispose(): Promise<void>;
+  /** True in the resident process (`cm daemon`): the command must not end the process itself. */
+  readonly resident: boolean;
+  /** The exit code a command asks for without throwing (`cm hook`'s answers); 0 unless set. */
+  exitCode: number;
 }
 
 /**
@@ -127,6 +131,8 @@ export function createCliContext(argv: readonly string[], options: { verbose: bo
       return runtimePromise;
     },
     loadedRuntimeModule: null,
+    resident: Boolean(options.resident),
+    exitCode: 0,
     async dispose() {
       if (runtimePromise === null) return;
       try {

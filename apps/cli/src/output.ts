@@ -33,6 +33,11 @@ export interface CommandIo {
   write(fd: 1 | 2, text: string): void;
   /** The caller's whole stdin ("" when it is a terminal), or its size when over `maxBytes`. */
   readStdin(maxBytes: number): Promise<{ text: string } | { overBytes: number }>;
+  /**
+   * Lets the caller go now with this exit code; the command may go on working (and the process
+   * stays busy with it), but nothing it writes reaches the caller any more (`cm hook`'s time limit).
+   */
+  release(code: number): void;
 }
 
 let commandIo: CommandIo | null = null;

@@ -50,7 +50,7 @@ async function runParsed(argv: string[], build: (ctx: CliContext) => Command, ct
     else if (special === "examples") (await import("./commands/examples.js")).runExamples(ctx, argvWantsJson(argv.slice(2)));
     else if (isVersionRequest(argv.slice(2))) process.stdout.write(`${VERSION}\n`);
     else await build(ctx).parseAsync(argv);
-    return 0;
+    return ctx.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return 0;

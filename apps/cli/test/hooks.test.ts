@@ -20,11 +20,14 @@ afterEach(() => cleanup());
 const LEARNING = fileURLToPath(new URL("../../../fixtures/learning/", import.meta.url));
 const cm = (args: string[], options: RunOptions) => run(args, { ...options, env: { CODEX_HOME: undefined, XDG_CONFIG_HOME: undefined, CASS_MEMORY_LLM: "none", ...options.env } });
 
+/** XDG_CACHE_HOME of the hook commands while a test runs them through a resident process (`cm daemon`). */
+let daemonCache: string | null = null;
+
 /** Runs an installed hook command the way a client does: `sh -c`, hook JSON on stdin. */
 function runHook(command: string, payload: unknown, options: { cwd?: string; env?: Record<string, string> } = {}) {
   // A generous time limit unless a test sets one: a loaded CI machine must not turn an answer
   // into a (correct) timeout and fail a test about the answer's content.
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, NO_COLOR: "1", CASS_MEMORY_LLM: "none", CASS_MEMORY_HOOK_TIMEOUT_MS: "20000", ...options.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, NO_COLOR: "1", CASS_MEMORY_LLM: "none", CASS_MEMORY_HOOK_TIMEOUT_MS: "20000", ...(daemonCache !== null ? { XDG_CACHE_HOME: daemonCache } : {}), ...options.env };
   for (const key of ["CASS_MEMORY_HOME", "XDG_DATA_HOME", "CASS_MEMORY_VERBOSE", "CASS_MEMORY_NO_EMOJI", "CASS_MEMORY_HOOK_MAX_TOKENS", "CASS_MEMORY_HOOK_CHILD", "CASS_MEMORY_STORAGE"]) {
     if (options.env?.[key] === undefined) delete env[key];
   }
@@ -120,6 +123,110 @@ function claudePayload(event: string, extra: Record<string, unknown>) {
   return { session_id: "0b7d4e22-3c5a-4f0e-9b1d-2a8c7e6f5d40", transcript_path: join(home, ".claude", "projects", "p", "x.jsonl"), cwd: home, hook_event_name: event, ...extra };
 }
 
+/** Claude Code's UserPromptSubmit and PreToolUse hooks as installed, run as Claude Code runs them. */
+function installedClaudeHooks(): void {
+  const ids = seedRules();
+  seedTrauma();
+  expect(cm(["setup", "claude-code", "--hooks"], { home }).code).toBe(0);
+  const settings = readJson(join(home, ".claude", "settings.json"));
+  const prompt = commandFor(settings, "UserPromptSubmit");
+  const guard = commandFor(settings, "PreToolUse");
+
+  const answer = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "write a database migration for the orders table" }));
+  expect(answer.code, answer.stderr).toBe(0);
+  expect(answer.stderr).toBe("");
+  expect(answer.stdout.length).toBeLessThanOrEqual(800 * 4 + 1);
+  const out = JSON.parse(answer.stdout);
+  expect(out.hookSpecificOutput.hookEventName).toBe("UserPromptSubmit");
+  const context = out.hookSpecificOutput.additionalContext as string;
+  expect(context).toContain(`[${ids.database}] Always run database migrations`);
+  expect(context).not.toContain(ids.architecture!);
+  expect(context).toContain("cm mark <id> --helpful|--harmful");
+
+  // A prompt that matches an active trauma gets the HOT STOVE warning first.
+  const warned = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "git push --force origin main, then run the database migration" }));
+  expect(warned.code, warned.stderr).toBe(0);
+  const warnedContext = JSON.parse(warned.stdout).hookSpecificOutput.additionalContext as string;
+  expect(warnedContext.split("\n")[0]).toContain("HOT STOVE");
+  expect(warnedContext).toContain(String.raw`^git\s+push\s+.*--force`);
+  expect(warnedContext).toContain(`[${ids.database}]`);
+
+  // Inside cm's own background work (reflect, warm-up) hooks answer nothing.
+  const nested = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "write a database migration for the orders table" }), { env: { CASS_MEMORY_HOOK_CHILD: "1" } });
+  expect(nested.code).toBe(0);
+  expect(nested.stdout).toBe("");
+
+  // A small budget (env) is respected on what is printed.
+  const small = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "database migration with parameterized SQL queries" }), { env: { CASS_MEMORY_HOOK_MAX_TOKENS: "100" } });
+  expect(small.code).toBe(0);
+  expect(small.stdout.trim().length).toBeLessThanOrEqual(100 * 4);
+  expect(small.stdout).toContain("[b-");
+
+  // ... and so is hooks.maxTokens in config.json.
+  const both = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "database migration with parameterized SQL queries" }));
+  expect(both.stdout.trim().length).toBeGreaterThan(90 * 4);
+  writeFileSync(join(home, ".cass-memory", "config.json"), JSON.stringify({ hooks: { maxTokens: 90 } }));
+  const viaConfig = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "database migration with parameterized SQL queries" }));
+  expect(viaConfig.stdout.trim().length).toBeLessThanOrEqual(90 * 4);
+  expect(viaConfig.stdout).toContain("[b-");
+
+  // Nothing relevant, not JSON, empty: nothing printed.
+  for (const input of [claudePayload("UserPromptSubmit", { prompt: "what is the weather like in Lisbon" }), "not json {", ""]) {
+    const r = runHook(prompt, input);
+    expect(r.code, String(input)).toBe(0);
+    expect(r.stdout, String(input)).toBe("");
+  }
+
+  const deny = runHook(guard, claudePayload("PreToolUse", { tool_name: "Bash", tool_input: { command: "git push origin main --force" } }), { env: { CASS_MEMORY_NO_EMOJI: "1" } });
+  expect(deny.code, deny.stderr).toBe(0);
+  const decision = JSON.parse(deny.stdout).hookSpecificOutput;
+  expect(decision).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "deny" });
+  expect(decision.permissionDecisionReason).toContain("[HOT STOVE]");
+  expect(decision.permissionDecisionReason).toContain(String.raw`Pattern: ^git\s+push\s+.*--force`);
+  expect(decision.permissionDecisionReason).toContain(TRAUMA_ID);
+  for (const payload of [
+    claudePayload("PreToolUse", { tool_name: "Bash", tool_input: { command: "git push origin main" } }),
+    claudePayload("PreToolUse", { tool_name: "Bash", tool_input: { command: "ls -la" } }), // healed trauma
+    claudePayload("PreToolUse", { tool_name: "Edit", tool_input: { file_path: "git push --force" } }),
+    claudePayload("PreToolUse", { tool_name: "Bash", tool_input: { command: `${"a".repeat(40)}!` } }),
+  ]) {
+    const r = runHook(guard, payload);
+    expect(r.code).toBe(0);
+    expect(r.stdout, JSON.stringify(payload)).toBe("");
+  }
+
+  // The hard time limit: the work is made to outlast it (test knob); nothing printed, exit 0.
+  const late = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "database migration" }), {
+    env: { CASS_MEMORY_HOOK_TEST_DELAY_MS: "20000", CASS_MEMORY_HOOK_TIMEOUT_MS: "200" },
+  });
+  expect(late.code).toBe(0);
+  expect(late.stdout).toBe("");
+  const log = readFileSync(join(home, ".cass-memory", "hooks", "hook-log.jsonl"), "utf8");
+  const timeouts = log.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.outcome === "timeout");
+  expect(timeouts.length, log).toBeGreaterThan(0);
+  // ... and the caches were sent to warm up in the background for the next prompt (once: a
+  // warm-up still running is not started twice). A resident process finishes the work itself.
+  expect(timeouts.some((e) => e.client === "claude-code" && e.event === "UserPromptSubmit" && typeof e.warmup === "number"), log).toBe(daemonCache === null);
+  expect(log).toContain('"outcome":"denied"');
+}
+
+/** Windsurf's pre_run_command hook as installed: exit 2 and the reason on stderr for a trauma. */
+function windsurfGuard(): void {
+  seedTrauma();
+  const r = cm(["setup", "windsurf", "--hooks", "--json"], { home });
+  expect(r.code, r.stderr).toBe(0);
+  const hooks = readJson(join(home, ".codeium", "windsurf", "hooks.json"));
+  const command = commandFor(hooks, "pre_run_command");
+  const payload = (line: string) => ({ agent_action_name: "pre_run_command", trajectory_id: "t1", execution_id: "e1", timestamp: "2026-11-27T10:00:00Z", tool_info: { command_line: line, cwd: home } });
+  const blocked = runHook(command, payload("git push --force"));
+  expect(blocked.code).toBe(2);
+  expect(blocked.stdout).toBe("");
+  expect(blocked.stderr).toContain(TRAUMA_ID);
+  const ok = runHook(command, payload("npm run build"));
+  expect(ok.code).toBe(0);
+  expect(ok.stderr).toBe("");
+}
+
 describe("cm setup claude-code --hooks", () => {
   it("installs next to the user's hooks, is idempotent, and uninstall restores the user's file", () => {
     const settingsPath = join(home, ".claude", "settings.json");
@@ -163,91 +270,7 @@ describe("cm setup claude-code --hooks", () => {
     expect(un2.json().data.hooks.action).toBe("unchanged");
   });
 
-  it("runs the installed commands: rules within budget, HOT STOVE deny, nothing for safe or bad input, hard timeout", () => {
-    const ids = seedRules();
-    seedTrauma();
-    expect(cm(["setup", "claude-code", "--hooks"], { home }).code).toBe(0);
-    const settings = readJson(join(home, ".claude", "settings.json"));
-    const prompt = commandFor(settings, "UserPromptSubmit");
-    const guard = commandFor(settings, "PreToolUse");
-
-    const answer = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "write a database migration for the orders table" }));
-    expect(answer.code, answer.stderr).toBe(0);
-    expect(answer.stderr).toBe("");
-    expect(answer.stdout.length).toBeLessThanOrEqual(800 * 4 + 1);
-    const out = JSON.parse(answer.stdout);
-    expect(out.hookSpecificOutput.hookEventName).toBe("UserPromptSubmit");
-    const context = out.hookSpecificOutput.additionalContext as string;
-    expect(context).toContain(`[${ids.database}] Always run database migrations`);
-    expect(context).not.toContain(ids.architecture!);
-    expect(context).toContain("cm mark <id> --helpful|--harmful");
-
-    // A prompt that matches an active trauma gets the HOT STOVE warning first.
-    const warned = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "git push --force origin main, then run the database migration" }));
-    expect(warned.code, warned.stderr).toBe(0);
-    const warnedContext = JSON.parse(warned.stdout).hookSpecificOutput.additionalContext as string;
-    expect(warnedContext.split("\n")[0]).toContain("HOT STOVE");
-    expect(warnedContext).toContain(String.raw`^git\s+push\s+.*--force`);
-    expect(warnedContext).toContain(`[${ids.database}]`);
-
-    // Inside cm's own background work (reflect, warm-up) hooks answer nothing.
-    const nested = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "write a database migration for the orders table" }), { env: { CASS_MEMORY_HOOK_CHILD: "1" } });
-    expect(nested.code).toBe(0);
-    expect(nested.stdout).toBe("");
-
-    // A small budget (env) is respected on what is printed.
-    const small = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "database migration with parameterized SQL queries" }), { env: { CASS_MEMORY_HOOK_MAX_TOKENS: "100" } });
-    expect(small.code).toBe(0);
-    expect(small.stdout.trim().length).toBeLessThanOrEqual(100 * 4);
-    expect(small.stdout).toContain("[b-");
-
-    // ... and so is hooks.maxTokens in config.json.
-    const both = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "database migration with parameterized SQL queries" }));
-    expect(both.stdout.trim().length).toBeGreaterThan(90 * 4);
-    writeFileSync(join(home, ".cass-memory", "config.json"), JSON.stringify({ hooks: { maxTokens: 90 } }));
-    const viaConfig = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "database migration with parameterized SQL queries" }));
-    expect(viaConfig.stdout.trim().length).toBeLessThanOrEqual(90 * 4);
-    expect(viaConfig.stdout).toContain("[b-");
-
-    // Nothing relevant, not JSON, empty: nothing printed.
-    for (const input of [claudePayload("UserPromptSubmit", { prompt: "what is the weather like in Lisbon" }), "not json {", ""]) {
-      const r = runHook(prompt, input);
-      expect(r.code, String(input)).toBe(0);
-      expect(r.stdout, String(input)).toBe("");
-    }
-
-    const deny = runHook(guard, claudePayload("PreToolUse", { tool_name: "Bash", tool_input: { command: "git push origin main --force" } }), { env: { CASS_MEMORY_NO_EMOJI: "1" } });
-    expect(deny.code, deny.stderr).toBe(0);
-    const decision = JSON.parse(deny.stdout).hookSpecificOutput;
-    expect(decision).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "deny" });
-    expect(decision.permissionDecisionReason).toContain("[HOT STOVE]");
-    expect(decision.permissionDecisionReason).toContain(String.raw`Pattern: ^git\s+push\s+.*--force`);
-    expect(decision.permissionDecisionReason).toContain(TRAUMA_ID);
-    for (const payload of [
-      claudePayload("PreToolUse", { tool_name: "Bash", tool_input: { command: "git push origin main" } }),
-      claudePayload("PreToolUse", { tool_name: "Bash", tool_input: { command: "ls -la" } }), // healed trauma
-      claudePayload("PreToolUse", { tool_name: "Edit", tool_input: { file_path: "git push --force" } }),
-      claudePayload("PreToolUse", { tool_name: "Bash", tool_input: { command: `${"a".repeat(40)}!` } }),
-    ]) {
-      const r = runHook(guard, payload);
-      expect(r.code).toBe(0);
-      expect(r.stdout, JSON.stringify(payload)).toBe("");
-    }
-
-    // The hard time limit: the work is made to outlast it (test knob); nothing printed, exit 0.
-    const late = runHook(prompt, claudePayload("UserPromptSubmit", { prompt: "database migration" }), {
-      env: { CASS_MEMORY_HOOK_TEST_DELAY_MS: "20000", CASS_MEMORY_HOOK_TIMEOUT_MS: "200" },
-    });
-    expect(late.code).toBe(0);
-    expect(late.stdout).toBe("");
-    const log = readFileSync(join(home, ".cass-memory", "hooks", "hook-log.jsonl"), "utf8");
-    const timeouts = log.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.outcome === "timeout");
-    expect(timeouts.length, log).toBeGreaterThan(0);
-    // ... and the caches were sent to warm up in the background for the next prompt (once: a
-    // warm-up still running is not started twice).
-    expect(timeouts.some((e) => e.client === "claude-code" && e.event === "UserPromptSubmit" && typeof e.warmup === "number"), log).toBe(true);
-    expect(log).toContain('"outcome":"denied"');
-  });
+  it("runs the installed commands: rules within budget, HOT STOVE deny, nothing for safe or bad input, hard timeout", () => installedClaudeHooks());
 
   it("SessionEnd returns at once and a detached reflect learns from the transcript", async () => {
     expect(cm(["setup", "claude-code", "--hooks"], { home }).code).toBe(0);
@@ -386,19 +409,7 @@ describe("cm setup --hooks for the other clients", () => {
   });
 
   it("windsurf: pre_run_command blocks with exit 2 and the reason on stderr", () => {
-    seedTrauma();
-    const r = cm(["setup", "windsurf", "--hooks", "--json"], { home });
-    expect(r.code, r.stderr).toBe(0);
-    const hooks = readJson(join(home, ".codeium", "windsurf", "hooks.json"));
-    const command = commandFor(hooks, "pre_run_command");
-    const payload = (line: string) => ({ agent_action_name: "pre_run_command", trajectory_id: "t1", execution_id: "e1", timestamp: "2026-11-27T10:00:00Z", tool_info: { command_line: line, cwd: home } });
-    const blocked = runHook(command, payload("git push --force"));
-    expect(blocked.code).toBe(2);
-    expect(blocked.stdout).toBe("");
-    expect(blocked.stderr).toContain(TRAUMA_ID);
-    const ok = runHook(command, payload("npm run build"));
-    expect(ok.code).toBe(0);
-    expect(ok.stderr).toBe("");
+    windsurfGuard();
 
     // Windsurf's MCP file is user-only; project-scope hooks are written alone.
     const repo = join(home, "work", "ws");
@@ -409,5 +420,29 @@ describe("cm setup --hooks for the other clients", () => {
     expect(project.json().data.hooks).toMatchObject({ scope: "project", path: join(repo, ".windsurf", "hooks.json"), action: "created" });
     expect(project.json().data.hooks.notes.join(" ")).toContain("only the hooks were written");
     expect(commandFor(readJson(join(repo, ".windsurf", "hooks.json")), "pre_run_command")).toContain("hook windsurf pre-run-command");
+  });
+});
+
+describe("cm hook through the resident process (cm daemon)", () => {
+  const daemon = (args: string[]) => cm(["daemon", ...args, "--json"], { home, env: { XDG_CACHE_HOME: daemonCache ?? undefined } });
+  beforeEach(() => {
+    daemonCache = join(home, "xdg-cache");
+    const started = daemon(["start"]);
+    expect(started.code, started.stderr).toBe(0);
+  });
+  afterEach(() => {
+    daemon(["stop"]);
+    daemonCache = null;
+  });
+  const served = (): number => daemon(["status"]).json().data.commands as number;
+
+  it("answers Claude Code's hooks as a process of their own does, the time limit included", () => {
+    installedClaudeHooks();
+    expect(served()).toBeGreaterThanOrEqual(10);
+  });
+
+  it("passes on a hook's exit code (windsurf's deny)", () => {
+    windsurfGuard();
+    expect(served()).toBe(2);
   });
 });

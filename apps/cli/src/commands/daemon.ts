@@ -13,6 +13,7 @@ import { intOption } from "../options.js";
 import { createRootProgram } from "../root-program.js";
 import { VERSION } from "../version.js";
 import { registerContext } from "./context.js";
+import { registerHook } from "./hook.js";
 import { registerMark } from "./mark.js";
 
 /** Default time without a command after which the daemon exits (seconds). */
@@ -33,7 +34,7 @@ export interface DaemonStatus {
 }
 
 /**
- * `cm daemon start|stop|status|run`: the resident process that answers `cm context` and `cm mark`
+ * `cm daemon start|stop|status|run`: the resident process that answers `cm context`, `cm mark` and `cm hook`
  * without starting Node and loading the CLI for each (see daemon/server.ts). Off unless started;
  * one per user and build, listening on a socket only its user can reach.
  */
@@ -41,14 +42,15 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
   const cli = ctx.cliName;
   const daemon = program
     .command("daemon")
-    .description("Keep a resident process that answers `context` and `mark` faster (start, stop, status)")
+    .description("Keep a resident process that answers `context`, `mark` and `hook` faster (start, stop, status)")
     .addHelpText(
       "after",
       [
         "",
-        `While it runs, ${cli} context and ${cli} mark are answered by it (same output, exit codes and`,
-        "files); it exits after 30 minutes without a command, and each command falls back to running",
-        "in its own process whenever the daemon is busy or gone. Set CASS_MEMORY_DAEMON=0 to bypass it.",
+        `While it runs, ${cli} context, ${cli} mark and ${cli} hook are answered by it (same output, exit`,
+        "codes and files); it exits after 30 minutes without a command, and each command falls back to",
+        "running in its own process whenever the daemon is busy or gone. CASS_MEMORY_DAEMON=auto starts",
+        "it on first use; CASS_MEMORY_DAEMON=0 bypasses it.",
         "",
         "Examples:",
         `  ${cli} daemon start`,
@@ -127,11 +129,12 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     });
 }
 
-/** The per-command program the loader would run for these arguments, or null (the daemon runs only context and mark). */
+/** The per-command program the loader would run for these arguments, or null (the daemon runs only context, mark and hook). */
 function programFor(args: readonly string[]): ((ctx: CliContext) => Command) | null {
   const bundle = bundleFor(args);
   if (bundle === "cm-context") return (ctx) => registered(ctx, registerContext);
   if (bundle === "cm-mark") return (ctx) => registered(ctx, registerMark);
+  if (bundle === "cm-hook") return (ctx) => registered(ctx, registerHook);
   return null;
 }
 
@@ -156,7 +159,7 @@ function requireLocation(cli: string): DaemonLocation {
       : process.env.CASS_MEMORY_DAEMON === "0"
         ? "CASS_MEMORY_DAEMON=0 turns it off"
         : "its socket path would be too long (set XDG_CACHE_HOME to a shorter directory)";
-  throw new AppError("INVALID_INPUT", `The daemon is not available: ${reason}.`, { hint: `${cli} context and ${cli} mark work the same without it.` });
+  throw new AppError("INVALID_INPUT", `The daemon is not available: ${reason}.`, { hint: `${cli} context, ${cli} mark and ${cli} hook work the same without it.` });
 }
 
 function statusOf(location: DaemonLocation, pong: Pong | null): DaemonStatus {
@@ -224,7 +227,7 @@ async function startDaemon(location: DaemonLocation, idle: number, cli: string):
   const logPath = daemonLogPath(location);
   const log = readTail(logPath);
   throw new AppError("INTERNAL_ERROR", exited !== null ? `The daemon exited at start (code ${exited}).` : "The daemon did not answer within 10 s.", {
-    hint: `See ${logPath}${log !== "" ? `: ${log}` : ""}; ${cli} context and ${cli} mark work the same without it.`,
+    hint: `See ${logPath}${log !== "" ? `: ${log}` : ""}; ${cli} context, ${cli} mark and ${cli} hook work the same without it.`,
     details: { log: logPath },
   });
 }

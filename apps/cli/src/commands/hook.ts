@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { contextOperation, findTraumaMatch, runOperation, topOperation, TraumaEntrySchema, type ContextResult, type TraumaEntry } from "@cass-memory/core";
 import type { HookAnswer, HookClient, HookEventSpec, HookRequest, HookRule, Runtime } from "@cass-memory/runtime";
 import { loadLlm, loadSqliteStore, type CliContext } from "../cli-context.js";
+import { currentCommandIo } from "../output.js";
 import { VERSION } from "../version.js";
 
 interface HookFlags {
@@ -47,8 +48,7 @@ export function registerHook(program: Command, ctx: CliContext): void {
     )
     .action(async (client: string, event: string, flags: HookFlags) => {
       ctx.begin("hook", false);
-      const code = await runHook(ctx, client, event, flags);
-      if (code !== 0) process.exit(code);
+      ctx.exitCode = await runHook(ctx, client, event, flags);
     });
 }
 
@@ -60,16 +60,20 @@ function positiveInt(raw: string | undefined): number | undefined {
   return Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
-/** One diagnostic line on stderr, at most once per run. */
-let warned = false;
-function warnOnce(message: string): void {
-  if (warned) return;
-  warned = true;
+/** One diagnostic line on stderr, at most once per run (`run.warned`). */
+function warnOnce(run: { warned: boolean }, message: string): void {
+  if (run.warned) return;
+  run.warned = true;
   process.stderr.write(`cm hook: ${message.replace(/\s+/g, " ").slice(0, 300)}\n`);
 }
 
 /** Reads stdin up to `max` bytes; null when there is more (or stdin is a terminal). */
 async function readBoundedStdin(max: number): Promise<string | null> {
+  const io = currentCommandIo();
+  if (io !== null) {
+    const read = await io.readStdin(max);
+    return "text" in read && read.text !== "" ? read.text : null;
+  }
   if (process.stdin.isTTY) return null;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -123,18 +127,24 @@ export async function runHook(ctx: CliContext, clientArg: string, eventArg: stri
   /** Set once the request is known to rank rules (prompt / session start). */
   let ranking = false;
 
+  const run = { warned: false, timedOut: false };
   const onTimeout = () => {
     // Nothing was printed yet (answers are written in one piece at the end): answer nothing.
+    run.timedOut = true;
+    const io = currentCommandIo();
     try {
       // A cold ranking (first use of a large playbook) can outlast the limit every time; warm the
-      // caches in the background so that the next prompt is answered.
-      const warmup = ranking && mod !== null ? mod.spawnWarmup({ node: process.execPath, cmScript: mod.currentCmScript(), cwd: process.cwd() }) : null;
+      // caches in the background so that the next prompt is answered. The resident process
+      // (`cm daemon`) finishes the work itself, which warms them.
+      const warmup = ranking && mod !== null && io === null ? mod.spawnWarmup({ node: process.execPath, cmScript: mod.currentCmScript(), cwd: process.cwd() }) : null;
       mod?.appendHookLog({ client: clientName, event: eventName, outcome: "timeout", ms: Date.now() - started, ...(warmup !== null ? { warmup } : {}) });
-      mod?.releaseAllLocks();
+      if (io === null) mod?.releaseAllLocks();
     } catch {
       // exiting anyway
     }
-    process.exit(0);
+    // The caller goes now; in the resident process the work goes on, its answer unprinted.
+    if (io !== null) io.release(0);
+    else process.exit(0);
   };
   let timer = setTimeout(onTimeout, explicitTimeout ?? 1_500);
 
@@ -145,7 +155,7 @@ export async function runHook(ctx: CliContext, clientArg: string, eventArg: stri
     clientName = spec.client;
     const event = mod.findHookEvent(spec, eventArg);
     if (event === null) {
-      warnOnce(`${spec.label} event "${eventArg}" is not one cm answers; nothing done.`);
+      warnOnce(run, `${spec.label} event "${eventArg}" is not one cm answers; nothing done.`);
       return 0;
     }
     eventName = event.event;
@@ -170,7 +180,7 @@ export async function runHook(ctx: CliContext, clientArg: string, eventArg: stri
 
     // Rank in the client's project, so the repository's .cass/ layer is used.
     if (request.cwd !== undefined && isDirectory(request.cwd)) process.chdir(request.cwd);
-    const rt = await mod.createRuntime({ cliName: ctx.cliName, version: VERSION, loadLlm, loadSqliteStore, stderr: () => undefined });
+    const rt = await mod.createRuntime({ cliName: ctx.cliName, version: VERSION, loadLlm, loadSqliteStore, stderr: () => undefined, ...(ctx.resident ? { resident: true } : {}) });
     const config = hookConfig(rt);
     if (explicitTimeout === undefined && config.timeoutMs !== undefined) {
       clearTimeout(timer);
@@ -182,9 +192,9 @@ export async function runHook(ctx: CliContext, clientArg: string, eventArg: stri
     if (request.action === "shell-guard") answer = await shellGuard(mod, rt, spec.client, event, request, ctx.cliName);
     else answer = await rulesAnswer(mod, rt, spec.client, event, request, ctx.cliName, maxTokens);
     rt.close();
-    return answer === null ? 0 : writeAnswer(answer);
+    return answer === null || run.timedOut ? 0 : writeAnswer(answer);
   } catch (error) {
-    warnOnce(error instanceof Error ? error.message : String(error));
+    warnOnce(run, error instanceof Error ? error.message : String(error));
     try {
       mod?.appendHookLog({ client: clientName, event: eventName, outcome: "error", message: error instanceof Error ? error.message.slice(0, 500) : String(error) });
     } catch {

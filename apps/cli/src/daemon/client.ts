@@ -1,6 +1,6 @@
 /**
- * The `cm` loader's side of the resident process (`cm daemon`): hands a `cm context` or `cm mark`
- * command line to a running daemon and relays its output, stdin and exit code. Whenever the daemon
+ * The `cm` loader's side of the resident process (`cm daemon`): hands a `cm context`, `cm mark`
+ * or `cm hook` command line to a running daemon and relays its output, stdin and exit code. Whenever the daemon
  * cannot take the command — none running, a stale or untrusted socket, busy with another command,
  * no answer within half a second — it says so and the loader runs the command itself, as without one.
  */

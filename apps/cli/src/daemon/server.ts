@@ -1,12 +1,13 @@
 /**
  * The resident process (`cm daemon run`): listens on a user-only Unix socket and runs the `cm
- * context` and `cm mark` command lines that `cm` hands it, in this process, one at a time, with
+ * context`, `cm mark` and `cm hook` command lines that `cm` hands it, in this process, one at a time, with
  * the caller's arguments, environment, working directory, terminal and stdin, so that a command
  * costs what the work costs instead of Node's start-up plus loading the CLI. Playbooks stay parsed
  * in memory while their files are unchanged (RuntimeOptions.resident); everything else — the
  * configuration, the store, the runtime — is built afresh for each command, as in its own process.
  *
- * A second command arriving while one runs is refused (`busy`) and runs in its caller's process:
+ * A `cm hook` past its time limit lets its caller go (CommandIo.release) and finishes in the
+ * background, the daemon staying busy with it. A second command arriving while one runs is refused (`busy`) and runs in its caller's process:
  * a slow command never holds up another. The daemon exits after `idleMs` without a command, on
  * `cm daemon stop`, when its socket is removed or replaced, and on SIGTERM/SIGINT (at once).
  */
@@ -150,6 +151,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     busy = true;
     clearTimeout(idleTimer);
     let open = true;
+    // Set once the caller has its exit code (at the end, or earlier by CommandIo.release).
+    let released = false;
     conn.once("close", () => {
       open = false;
       await_(null);
@@ -164,7 +167,13 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         conn.once("close", () => resolve(null));
       });
     const write = (fd: 1 | 2, text: string): void => {
-      if (open) send({ t: "out", fd, text });
+      if (open && !released) send({ t: "out", fd, text });
+    };
+    const release = (code: number): void => {
+      if (released) return;
+      released = true;
+      send({ t: "exit", code });
+      conn.end();
     };
     const scope = enterRequest(request, write);
     if (scope === null) {
@@ -184,6 +193,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     commands++;
     setCommandIo({
       write,
+      release,
       readStdin: async (maxBytes) => {
         send({ t: "stdin", maxBytes });
         const frame = await nextFrame();
@@ -203,8 +213,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       scope.leave();
       busy = false;
     }
-    send({ t: "exit", code });
-    conn.end();
+    release(code);
     if (!stopping) armIdle();
   }
 

@@ -1,6 +1,6 @@
 /**
  * Where the resident process (`cm daemon`) listens, and whether a socket there may be trusted.
- * Used by the `cm` loader (bin.ts) on every `cm context` and `cm mark`, so it stays small and
+ * Used by the `cm` loader (bin.ts) on every `cm context`, `cm mark` and `cm hook`, so it stays small and
  * touches the disk only with two or three stat calls.
  *
  * The socket is `<cache>/cass-memory/daemon-<key>.sock`, where `<cache>` is XDG_CACHE_HOME or
