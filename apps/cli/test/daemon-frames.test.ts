@@ -1,30 +1,44 @@
 import { describe, expect, it } from "vitest";
-import { encodeFrame, lineReader, parseFrame } from "../src/daemon/frames.js";
+import { encodeFrame, encodeOutput, frameReader, JSON_FRAME, parseFrame } from "../src/daemon/frames.js";
+
+type Seen = { kind: number; payload: string } | "OVERFLOW";
+
+function reader(maxBytes: number): { read: (chunk: Buffer) => void; seen: Seen[] } {
+  const seen: Seen[] = [];
+  const read = frameReader((kind, payload) => seen.push({ kind, payload: payload.toString("utf8") }), maxBytes, () => seen.push("OVERFLOW"));
+  return { read, seen };
+}
 
 describe("daemon frames", () => {
-  it("delivers each line once, whatever the chunking, multi-byte characters included", () => {
-    const frames = [{ t: "out", fd: 1, text: "héllo — 日本語 🙂\nsecond line" }, { t: "exit", code: 3 }];
-    const bytes = Buffer.from(frames.map((f) => encodeFrame(f as never)).join(""), "utf8");
-    for (const size of [1, 2, 3, 7, bytes.length]) {
-      const lines: string[] = [];
-      const read = lineReader((line) => lines.push(line), 1024, () => lines.push("OVERFLOW"));
-      for (let i = 0; i < bytes.length; i += size) read(bytes.subarray(i, i + size));
-      expect(lines.map((line) => parseFrame(line))).toEqual(frames);
+  const text = "héllo — 日本語 🙂\nsecond line with \"quotes\" and \\ backslashes";
+  const stream = Buffer.concat([encodeFrame({ t: "accept" }), encodeOutput(1, text), encodeOutput(2, ""), encodeFrame({ t: "exit", code: 3 })]);
+  const expected: Seen[] = [
+    { kind: JSON_FRAME, payload: '{"t":"accept"}' },
+    { kind: 1, payload: text },
+    { kind: 2, payload: "" },
+    { kind: JSON_FRAME, payload: '{"t":"exit","code":3}' },
+  ];
+
+  it("delivers each frame once and intact, whatever the chunking, multi-byte characters included", () => {
+    for (const size of [1, 2, 3, 5, 7, 64, stream.length]) {
+      const { read, seen } = reader(1024);
+      for (let i = 0; i < stream.length; i += size) read(stream.subarray(i, i + size));
+      expect(seen, `chunks of ${size}`).toEqual(expected);
     }
   });
 
-  it("stops at a line over the limit, even before its newline arrives", () => {
-    const events: string[] = [];
-    const read = lineReader((line) => events.push(line), 8, () => events.push("OVERFLOW"));
-    read(Buffer.from("short\n0123456789"));
-    read(Buffer.from("more\nlate\n"));
-    expect(events).toEqual(["short", "OVERFLOW"]);
+  it("stops at a frame over the limit as soon as its header arrives", () => {
+    const { read, seen } = reader(16);
+    read(Buffer.concat([encodeFrame({ t: "go" }), encodeOutput(1, "x".repeat(17)).subarray(0, 6)]));
+    read(Buffer.from("more bytes"));
+    read(encodeFrame({ t: "go" }));
+    expect(seen).toEqual([{ kind: JSON_FRAME, payload: '{"t":"go"}' }, "OVERFLOW"]);
   });
 
-  it("rejects lines that are not frames", () => {
+  it("rejects payloads that are not control frames", () => {
     expect(parseFrame("not json")).toBeNull();
     expect(parseFrame("[1,2]")).toBeNull();
     expect(parseFrame('{"t":1}')).toBeNull();
-    expect(parseFrame('{"t":"ping"}')).toEqual({ t: "ping" });
+    expect(parseFrame(Buffer.from('{"t":"ping"}'))).toEqual({ t: "ping" });
   });
 });

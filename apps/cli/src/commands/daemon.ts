@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { AppError } from "@cass-memory/core";
 import { emit, type CliContext } from "../cli-context.js";
-import { encodeFrame, lineReader, parseFrame, type ClientFrame, type DaemonFrame } from "../daemon/frames.js";
+import { encodeFrame, frameReader, JSON_FRAME, parseFrame, type ClientFrame, type DaemonFrame } from "../daemon/frames.js";
 import { runDaemon } from "../daemon/server.js";
 import { daemonLocation, daemonLogPath, startDaemonInBackground, unsafeDirectory, type DaemonLocation } from "../daemon/socket.js";
 import { bundleFor } from "../dispatch.js";
@@ -181,7 +181,7 @@ function exchange(dir: string, socket: string, frame: ClientFrame): Promise<Daem
     conn.once("error", () => done(null));
     conn.once("close", () => done(null));
     conn.once("connect", () => conn.write(encodeFrame(frame)));
-    conn.on("data", lineReader((line) => done(parseFrame(line) as DaemonFrame | null), 64 * 1024, () => done(null)));
+    conn.on("data", frameReader((kind, payload) => done(kind === JSON_FRAME ? (parseFrame(payload) as DaemonFrame | null) : null), 64 * 1024, () => done(null)));
   });
 }
 

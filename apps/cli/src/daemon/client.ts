@@ -4,7 +4,7 @@
  * cannot take the command — none running, a stale or untrusted socket, busy with another command,
  * no answer within half a second — it says so and the loader runs the command itself, as without one.
  */
-import { encodeFrame, lineReader, parseFrame, type RunRequest } from "./frames.js";
+import { encodeFrame, frameReader, JSON_FRAME, parseFrame, type RunRequest } from "./frames.js";
 import type { DaemonLocation } from "./socket.js";
 import { readAllStdin, writeAllToFd } from "../raw-io.js";
 
@@ -49,9 +49,13 @@ export function runThroughDaemon(location: DaemonLocation, debug: (line: string)
     };
     socket.on(
       "data",
-      lineReader(
-        (line) => {
-          const frame = parseFrame(line);
+      frameReader(
+        (kind, payload) => {
+          if (accepted && (kind === 1 || kind === 2)) {
+            if (openFds[kind]) openFds[kind] = writeAllToFd(kind, payload);
+            return;
+          }
+          const frame = kind === JSON_FRAME ? parseFrame(payload) : null;
           if (frame === null) return finish(1, "cm: the daemon sent something unreadable\n");
           if (!accepted) {
             if (frame.t === "accept") {
@@ -62,9 +66,7 @@ export function runThroughDaemon(location: DaemonLocation, debug: (line: string)
             } else fallBack(frame.t === "busy" ? `the daemon is busy (${String(frame.reason)})` : `unexpected ${frame.t}`);
             return;
           }
-          if (frame.t === "out" && (frame.fd === 1 || frame.fd === 2) && typeof frame.text === "string") {
-            if (openFds[frame.fd]) openFds[frame.fd] = writeAllToFd(frame.fd, Buffer.from(frame.text, "utf8"));
-          } else if (frame.t === "stdin" && typeof frame.maxBytes === "number") {
+          if (frame.t === "stdin" && typeof frame.maxBytes === "number") {
             void readAllStdin(frame.maxBytes).then((answer) => socket.write(encodeFrame({ t: "stdin", ...answer })));
           } else if (frame.t === "exit" && typeof frame.code === "number") {
             finish(frame.code);

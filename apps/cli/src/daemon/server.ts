@@ -20,10 +20,10 @@ import type { CliContext } from "../cli-context.js";
 import { setCommandIo, setOutputRedactor } from "../output.js";
 import { runCli } from "../run-cli.js";
 import { VERSION } from "../version.js";
-import { encodeFrame, lineReader, parseFrame, type DaemonFrame, type RunRequest } from "./frames.js";
+import { encodeFrame, encodeOutput, frameReader, JSON_FRAME, parseFrame, type DaemonFrame, type RunRequest } from "./frames.js";
 import { startingMarker, unsafeDirectory, type DaemonLocation } from "./socket.js";
 
-/** The largest request line (its environment and arguments) accepted. */
+/** The largest request frame (its environment and arguments) accepted. */
 const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 export interface DaemonOptions {
@@ -118,9 +118,9 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     conn.on("error", () => conn.destroy());
     conn.on(
       "data",
-      lineReader(
-        (line) => {
-          const frame = parseFrame(line);
+      frameReader(
+        (kind, payload) => {
+          const frame = kind === JSON_FRAME ? parseFrame(payload) : null;
           if (frame === null) return void conn.destroy();
           if ((frame.t === "stdin" || frame.t === "go") && waiter !== null) return waiter(frame);
           if (handled) return;
@@ -167,7 +167,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         conn.once("close", () => resolve(null));
       });
     const write = (fd: 1 | 2, text: string): void => {
-      if (open && !released) send({ t: "out", fd, text });
+      if (open && !released && !conn.destroyed) conn.write(encodeOutput(fd, text));
     };
     const release = (code: number): void => {
       if (released) return;
