@@ -1,8 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { assertBuilt, BIN, cm, tempHome, type RunOptions, type RunResult } from "./helpers.js";
+import { assertBuilt, BIN, CLI_DIR, cm, tempHome, type RunOptions, type RunResult } from "./helpers.js";
 
 // The resident process (`cm daemon`), through the built `cm` and a real Unix socket: every command
 // here is a real process. The daemon's socket lives in XDG_CACHE_HOME, which each test points at a
@@ -227,6 +227,19 @@ describe("cm daemon", () => {
     const pid = status().pid!;
     rmSync(socket);
     await waitFor(() => !alive(pid), "the daemon to notice its socket is gone");
+  });
+
+  it("exits when the installed code it runs is replaced", async () => {
+    // A copy of the build, so that replacing its cm-main.cjs disturbs no other test.
+    const dist = join(home, "installed", "dist");
+    cpSync(join(CLI_DIR, "dist"), dist, { recursive: true });
+    const env = { ...process.env, HOME: home, XDG_CACHE_HOME: cache, CASS_MEMORY_LLM: "none" };
+    const started = spawnSync(process.execPath, [join(dist, "cm.js"), "daemon", "start", "--json"], { cwd: home, env, encoding: "utf8" });
+    expect(started.status, started.stderr).toBe(0);
+    const pid = JSON.parse(started.stdout).data.pid as number;
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(dist, "cm-main.cjs"), later, later);
+    await waitFor(() => !alive(pid), "the daemon to notice its code was replaced");
   });
 });
 

@@ -125,7 +125,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       const location = requireLocation(cli);
       // Straight to the file descriptor: while a command runs, process.stderr is the caller's.
       const log = (line: string): void => void writeSync(2, `[cm daemon] ${new Date().toISOString()} ${line}\n`);
-      await runDaemon({ location, idleMs: idle * 1000, programFor, log });
+      await runDaemon({ location, idleMs: idle * 1000, programFor, log, codeFile: join(__dirname, "cm-main.cjs") });
     });
 }
 

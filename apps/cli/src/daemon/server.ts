@@ -9,9 +9,9 @@
  * A `cm hook` past its time limit lets its caller go (CommandIo.release) and finishes in the
  * background, the daemon staying busy with it. A second command arriving while one runs is refused (`busy`) and runs in its caller's process:
  * a slow command never holds up another. The daemon exits after `idleMs` without a command, on
- * `cm daemon stop`, when its socket is removed or replaced, and on SIGTERM/SIGINT (at once).
+ * `cm daemon stop`, when its socket or its code is removed or replaced, and on SIGTERM/SIGINT (at once).
  */
-import { chmodSync, lstatSync, mkdirSync, unlinkSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, statSync, unlinkSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { WriteStream } from "node:tty";
 import type { Command } from "commander";
@@ -33,6 +33,8 @@ export interface DaemonOptions {
   programFor(args: readonly string[]): ((ctx: CliContext) => Command) | null;
   /** Diagnostics (the daemon's log). */
   log(line: string): void;
+  /** The bundle this daemon runs: when it is removed or replaced (reinstalled), the daemon exits. */
+  codeFile: string;
 }
 
 /** Listens and serves until stopped; resolves when the daemon has shut down. */
@@ -99,9 +101,13 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       if (!busy) shutdown(`idle for ${Math.round(options.idleMs / 1000)} s`);
     }, options.idleMs);
   };
-  // A socket removed or replaced (e.g. the cache directory cleared): no client can reach us.
+  // A socket removed or replaced (e.g. the cache directory cleared): no client can reach us. The
+  // installed code removed or replaced: what this process would still load lazily is gone.
+  const codeId = codeIdentity(options.codeFile);
   const watch = setInterval(() => {
-    if (!busy && identity(location.socket) !== socketId) shutdown("the socket was removed or replaced");
+    if (busy) return;
+    if (identity(location.socket) !== socketId) shutdown("the socket was removed or replaced");
+    else if (codeIdentity(options.codeFile) !== codeId) shutdown(`${options.codeFile} was removed or replaced`);
   }, 5000);
   watch.unref();
   // However the process ends (a signal ends it at once, as for any cm command), the socket goes.
@@ -303,6 +309,16 @@ function identity(path: string): string {
   try {
     const info = lstatSync(path);
     return `${info.dev}:${info.ino}`;
+  } catch {
+    return "";
+  }
+}
+
+/** A file's size and modification time ("" when absent). */
+function codeIdentity(path: string): string {
+  try {
+    const info = statSync(path);
+    return `${info.size}:${info.mtimeMs}`;
   } catch {
     return "";
   }
