@@ -42,15 +42,15 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
   const cli = ctx.cliName;
   const daemon = program
     .command("daemon")
-    .description("Keep a resident process that answers `context`, `mark` and `hook` faster (start, stop, status)")
+    .description("Keep a resident process that answers context, mark and hook faster (start, stop, status)")
     .addHelpText(
       "after",
       [
         "",
-        `While it runs, ${cli} context, ${cli} mark and ${cli} hook are answered by it (same output, exit`,
-        "codes and files); it exits after 30 minutes without a command, and each command falls back to",
-        "running in its own process whenever the daemon is busy or gone. CASS_MEMORY_DAEMON=auto starts",
-        "it on first use; CASS_MEMORY_DAEMON=0 bypasses it.",
+        `While it runs, ${cli} context, ${cli} mark and ${cli} hook are answered by it (same`,
+        "output, exit codes and files). It exits after 30 minutes without a command; a command",
+        "runs in its own process whenever the daemon is busy or gone. CASS_MEMORY_DAEMON=auto",
+        "starts it on first use; CASS_MEMORY_DAEMON=0 bypasses it.",
         "",
         "Examples:",
         `  ${cli} daemon start`,
@@ -117,7 +117,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
 
   daemon
     .command("run")
-    .description("Run the daemon in the foreground (what `start` runs; logs to stderr)")
+    .description("Run the daemon in the foreground (what start runs; logs to stderr)")
     .option("--idle <seconds>", `exit after this many seconds without a command (default ${DEFAULT_IDLE_SECONDS})`)
     .action(async (flags: { idle?: string }) => {
       ctx.begin("daemon:run", false);
