@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { assertBuilt, BIN, CLI_DIR, cm, tempHome, type RunOptions, type RunResult } from "./helpers.js";
+import { assertBuilt, BIN, CLI_DIR, cm, cmAsync, tempHome, type RunOptions, type RunResult } from "./helpers.js";
 
 // The resident process (`cm daemon`), through the built `cm` and a real Unix socket: every command
 // here is a real process. The daemon's socket lives in XDG_CACHE_HOME, which each test points at a
@@ -153,6 +153,19 @@ describe("cm daemon", () => {
     expect(unknown.code).not.toBe(0);
     expect(unknown.json().success).toBe(false);
     expect(unknown.code).toBe(cm(["mark", "b-nope", "--helpful", "--json"], opts({ env: { CASS_MEMORY_DAEMON: "0" } })).code);
+  });
+
+  it("concurrent cm mark calls, some through the daemon and some not, are each applied once", async () => {
+    const id = addRule("Check the token audience claim on 401 responses");
+    start();
+    const runs = Array.from({ length: 8 }, () => cmAsync(["mark", id, "--helpful", "--json"], opts()));
+    const results = await Promise.all(runs);
+    for (const r of results) expect(r.code, r.stderr).toBe(0);
+    const shown = cm(["playbook", "get", id, "--json"], opts({ env: { CASS_MEMORY_DAEMON: "0" } })).json().data;
+    expect(JSON.stringify(shown)).toContain('"helpfulCount":8');
+    const served = status().commands!;
+    expect(served).toBeGreaterThan(0);
+    expect(served).toBeLessThanOrEqual(8);
   });
 
   it("a command arriving while another runs is run by its caller instead of waiting", async () => {
