@@ -380,6 +380,7 @@ describe("cm setup --hooks for the other clients", () => {
     const r = cm(["setup", "codex", "--hooks", "--json"], { home });
     expect(r.code, r.stderr).toBe(0);
     expect(r.json().data.hooks.notes.join(" ")).toContain("session-end");
+    expect(r.json().data.hooks.notes.join(" ")).toContain("cm daemon start");
     const hooks = readJson(join(home, ".codex", "hooks.json"));
     expect(Object.keys(hooks.hooks)).toEqual(["UserPromptSubmit", "PreToolUse"]);
     const base = { session_id: "c1", transcript_path: join(home, ".codex", "sessions", "r.jsonl"), cwd: home, model: "gpt-5", permission_mode: "default" };

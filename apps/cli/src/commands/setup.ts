@@ -90,6 +90,7 @@ export function registerSetup(program: Command, ctx: CliContext): void {
       if (flags.hooks && (flags.uninstall || mcpScopeMissing)) {
         const hooks = await setupHooks({ client, scope: flags.scope, uninstall: Boolean(flags.uninstall), dryRun: Boolean(flags.dryRun) });
         if (mcpScopeMissing && !flags.uninstall) hooks.notes.push(`${clientSpec(client).label} has no ${scope}-scope MCP configuration, so only the hooks were written; '${cli} setup ${client}' writes the user-scope server entry.`);
+        if (!flags.uninstall) hooks.notes.push(daemonNote(cli));
         if (!json) for (const w of hooks.warnings) writeStderr(`Warning: ${w}`);
         if (hooks.dryRun && !json) {
           renderHooksDryRun(hooks);
@@ -107,7 +108,10 @@ export function registerSetup(program: Command, ctx: CliContext): void {
         agentsMd: Boolean(flags.agentsMd),
         cliName: cli,
       });
-      if (flags.hooks) result.hooks = await setupHooks({ client, scope: flags.scope, dryRun: Boolean(flags.dryRun) });
+      if (flags.hooks) {
+        result.hooks = await setupHooks({ client, scope: flags.scope, dryRun: Boolean(flags.dryRun) });
+        result.hooks.notes.push(daemonNote(cli));
+      }
       const hookWarnings = result.hooks?.warnings ?? [];
       if (!json) for (const w of hookWarnings) writeStderr(`Warning: ${w}`);
       const label = clientSpec(result.client).label;
@@ -189,4 +193,9 @@ function renderHooksDryRun(h: HookSetupResult): void {
   const verb = h.action === "unchanged" ? "would leave unchanged" : `would ${h.action === "created" ? "create" : h.action === "removed" ? "remove cm's hooks from" : "update"}`;
   writeStderr(dim(`# dry run (hooks, ${h.scope} scope): ${verb} ${tildify(h.path)}; nothing written`));
   writeStdout(ensureNewline(h.content ?? ""));
+}
+
+/** Hooks run cm on every prompt and shell command: the resident process answers them faster. */
+function daemonNote(cli: string): string {
+  return `The hooks run ${cli} on every prompt and shell command; '${cli} daemon start' (or CASS_MEMORY_DAEMON=auto in the agent's environment) answers them in about half the time.`;
 }
