@@ -44,9 +44,17 @@ export function lexicalIndexPath(globalDir: string, fingerprint: string): string
   return join(globalDir, ".cache", `lexical-index-${sha256Text(fingerprint).slice(0, 16)}.bin`);
 }
 
-/** Removes all but the INDEX_FILES most recently used index files (by modification time). */
+/** Files earlier versions wrote here that nothing reads any more (the concept plan now ships in core). */
+const RETIRED_FILES = ["lexical-concepts.json"];
+
+/**
+ * Removes all but the INDEX_FILES most recently used index files (by modification time), and the
+ * retired files.
+ */
 async function pruneIndexes(dir: string): Promise<void> {
-  const names = (await readdir(dir)).filter((name) => /^lexical-index-[0-9a-f]{16}\.bin$/.test(name));
+  const all = await readdir(dir);
+  await Promise.all(all.filter((name) => RETIRED_FILES.includes(name)).map((name) => unlink(join(dir, name)).catch(() => undefined)));
+  const names = all.filter((name) => /^lexical-index-[0-9a-f]{16}\.bin$/.test(name));
   if (names.length <= INDEX_FILES) return;
   const dated = await Promise.all(
     names.map(async (name) => ({ name, time: await stat(join(dir, name)).then((st) => st.mtimeMs, () => 0) })),

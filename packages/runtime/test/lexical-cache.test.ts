@@ -60,7 +60,7 @@ describe("lexical cache files", () => {
     expect(await createLexicalCache({ globalDir, logger, salt: "1.2" }).readIndex!("fp-1")).toBeNull();
   });
 
-  it("keeps the indexes of the few rule sets used most recently", async () => {
+  it("keeps the indexes of the few rule sets used most recently, and removes retired files", async () => {
     const globalDir = join(root, "g");
     const cache = createLexicalCache({ globalDir, logger: createMemoryLogger() });
     const indexFiles = () => readdirSync(join(globalDir, ".cache")).filter((n) => n.startsWith("lexical-index-")).length;
@@ -70,7 +70,12 @@ describe("lexical cache files", () => {
       const then = new Date(Date.now() - (10 - i) * 60_000);
       utimesSync(lexicalIndexPath(globalDir, `set-${i}`), then, then);
     };
+    // An earlier version's concept plan, no longer read: removed with the first index saved.
+    const retired = join(globalDir, ".cache", "lexical-concepts.json");
+    await cache.write("documents", "fp", []);
+    writeFileSync(retired, "{}");
     for (let i = 0; i < INDEX_FILES; i++) await write(i);
+    expect(existsSync(retired)).toBe(false);
     expect(indexFiles()).toBe(INDEX_FILES);
     // Reading the oldest marks it as used: the next write removes the second oldest instead.
     expect([...((await cache.readIndex!("set-0")) ?? [])]).toEqual([0]);
