@@ -93,7 +93,7 @@ export type {
   ReflectionRun,
   TraumaEntry,
 } from "./schemas/records.js";
-export { decodeBlockedEntries, parseJournalEventForWrite, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "./schemas/codec.js";
+export { checkJournalEventsForWrite, decodeBlockedEntries, parseJournalEventForWrite, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "./schemas/codec.js";
 export { camelizeDeep, camelizeKnownKeys, isPlainObject, snakeToCamel } from "./schemas/tolerant.js";
 export { BULLET_OPTIONAL_CHECKS, BULLET_REQUIRED_CHECKS, isCanonicalBullet } from "./schemas/bullet-check.js";
 // Deferred construction of schemas and other module-level values (for adapters and npm users alike).

@@ -632,6 +632,26 @@ export function runStoreContract<S extends Store>(
         expect(await store.readPlaybook("global")).toBeNull();
       });
 
+      it("refuses an invalid event with VALIDATION_FAILED and writes nothing, the playbook included", async () => {
+        const store = await makeStore(ctx);
+        await store.mutatePlaybook("global", (pb, tx) => {
+          pb.bullets.push(makeBullet("b-1"));
+          tx.journal([event(1)]);
+        });
+        const bad = [{ ...event(2), bulletId: "" }, { ...event(2), hashBefore: 3 }, { ...event(2), layer: "team" }];
+        for (const invalid of bad) {
+          await expectAppError(
+            store.mutatePlaybook("global", (pb, tx) => {
+              pb.bullets.push(makeBullet("b-2"));
+              tx.journal([event(3), invalid as unknown as JournalEvent]);
+            }),
+            "VALIDATION_FAILED",
+          );
+        }
+        expect(await store.readJournal("global")).toEqual([event(1)]);
+        expect(ids(await store.readPlaybook("global"))).toEqual(["b-1"]);
+      });
+
       it(
         "concurrent mutations from two instances journal exactly one event each",
         async () => {

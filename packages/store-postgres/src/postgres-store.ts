@@ -8,6 +8,7 @@ import {
   DIARY_ID,
   decodeDiaryText,
   diaryEntryForWrite,
+  checkJournalEventsForWrite,
   JournalEventSchema,
   ONBOARDING_STATE_FILE,
   PROCESSED_LOG_DIR,
@@ -23,7 +24,6 @@ import {
   encodeOnboardingState,
   encodeProcessedSessions,
   finalizeOnboardingState,
-  formatZodIssues,
   monthlyCostFile,
   parseJsonLines,
   processedLogFileName,
@@ -299,16 +299,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         rewriteJournal: (bulletId, map) => void rewrites.push([bulletId, map]),
       });
       const checked = validatePlaybookForWrite(stored.playbook, where(space));
-      const events = queued.map((event) => {
-        const parsed = JournalEventSchema.safeParse(event);
-        if (!parsed.success) {
-          throw new AppError("VALIDATION_FAILED", `Invalid journal event: ${formatZodIssues(parsed.error)}`, {
-            hint: "The change was not saved; the playbook is unchanged.",
-            cause: parsed.error,
-          });
-        }
-        return parsed.data;
-      });
+      const events = checkJournalEventsForWrite(queued);
       const at = nowIso();
       const journalRows = events.map((e) => ({ bulletId: pgText(e.bulletId), timestamp: pgText(e.timestamp), event: JSON.stringify(e) }));
       // The usual scoped change (feedback on known rules): everything in one statement.

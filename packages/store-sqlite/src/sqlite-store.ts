@@ -9,6 +9,7 @@ import {
   DIARY_ID,
   decodeDiaryText,
   diaryEntryForWrite,
+  checkJournalEventsForWrite,
   JournalEventSchema,
   ONBOARDING_STATE_FILE,
   PROCESSED_LOG_DIR,
@@ -24,7 +25,6 @@ import {
   encodeOnboardingState,
   encodeProcessedSessions,
   finalizeOnboardingState,
-  formatZodIssues,
   isAppError,
   monthlyCostFile,
   parseJsonLines,
@@ -237,16 +237,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         rewriteJournal: (bulletId, map) => void rewrites.push([bulletId, map]),
       });
       const checked = validatePlaybookForWrite(stored.playbook, ldb.path);
-      const events = queued.map((event) => {
-        const parsed = JournalEventSchema.safeParse(event);
-        if (!parsed.success) {
-          throw new AppError("VALIDATION_FAILED", `Invalid journal event: ${formatZodIssues(parsed.error)}`, {
-            hint: "The change was not saved; the playbook is unchanged.",
-            cause: parsed.error,
-          });
-        }
-        return parsed.data;
-      });
+      const events = checkJournalEventsForWrite(queued);
       const at = nowIso();
       writeStoredPlaybook(db, stored, checked, at);
       markFile(db, "playbook.yaml", at);

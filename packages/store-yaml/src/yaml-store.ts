@@ -9,7 +9,7 @@ import {
   decodeBlockedEntries,
   defaultConfig,
   noteTextSource,
-  parseJournalEventForWrite,
+  checkJournalEventsForWrite,
   parseJsonLines,
   rewriteJournalText,
   updateLogText,
@@ -392,7 +392,7 @@ export function createYamlStore(options: YamlStoreOptions): Store {
           rewriteJournal: (bulletId, map) => void rewrites.push([bulletId, map]),
         });
         const checked = validatePlaybookForWrite(playbook, path);
-        const events = queued.map((event) => parseJournalEventForWrite(event));
+        const events = checkJournalEventsForWrite(queued);
         let next: Written;
         if (splice !== null && raw !== null) {
           const spliced = spliceScoped(raw.bytes, splice.cacheBytes, splice.layout, splice.read, playbook, checked);

@@ -1,4 +1,5 @@
 import { AppError } from "../errors.js";
+import { formatZodIssues } from "../operation.js";
 import { isCanonicalBulletInOrder, isCanonicalJournalEventInOrder, isCanonicalPlaybookHeadInOrder } from "./bullet-check.js";
 import { JournalEventSchema, type JournalEvent } from "./records.js";
 import { BlockedEntrySchema, BulletSchema, PlaybookSchema, type BlockedEntry, type Playbook } from "./playbook.js";
@@ -90,6 +91,24 @@ export function parseJournalEventForWrite(event: unknown): JournalEvent {
   if (event.before !== undefined) copy.before = { ...event.before };
   if (event.after !== undefined) copy.after = { ...event.after };
   return copy;
+}
+
+/**
+ * The journal events of one mutation, checked before anything is written (parseJournalEventForWrite
+ * for each): VALIDATION_FAILED on the first invalid one, so the store writes nothing.
+ */
+export function checkJournalEventsForWrite(events: readonly unknown[]): JournalEvent[] {
+  return events.map((event) => {
+    if (isCanonicalJournalEventInOrder(event)) return parseJournalEventForWrite(event);
+    const parsed = JournalEventSchema.safeParse(event);
+    if (!parsed.success) {
+      throw new AppError("VALIDATION_FAILED", `Invalid journal event: ${formatZodIssues(parsed.error)}`, {
+        hint: "The change was not saved; the playbook is unchanged.",
+        cause: parsed.error,
+      });
+    }
+    return parsed.data;
+  });
 }
 
 /** Validates blocked-log entries before they are appended; throws VALIDATION_FAILED on the first bad one. */
