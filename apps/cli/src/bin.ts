@@ -39,7 +39,6 @@ type Script = import("node:vm").Script;
 declare const __dirname: string | undefined;
 const distDir = typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
 
-
 /** The text to print without loading a bundle, or null when the bundle must answer. */
 function answerWithoutBundle(args: readonly string[]): string | null {
   const only = args.length === 1 ? args[0] : args.length === 2 && (args[1] === "--json" || args[1] === "-j") ? args[0] : undefined;

@@ -1,8 +1,9 @@
 /**
- * The `cm` loader's side of the resident process (`cm daemon`): hands a `cm context`, `cm mark`
- * or `cm hook` command line to a running daemon and relays its output, stdin and exit code. Whenever the daemon
- * cannot take the command — none running, a stale or untrusted socket, busy with another command,
- * no answer within half a second — it says so and the loader runs the command itself, as without one.
+ * The `cm` loader's side of the resident process (`cm daemon`): hands a `cm context`, `cm mark` or
+ * `cm hook` command line to a running daemon and relays its output, stdin and exit code. Whenever
+ * the daemon cannot take the command — none running, a stale or untrusted socket, busy with another
+ * command, no answer within half a second — it says so (--verbose) and the loader runs the command
+ * itself, as without one.
  */
 import { encodeFrame, frameReader, JSON_FRAME, parseFrame, type RunRequest } from "./frames.js";
 import type { DaemonLocation } from "./socket.js";
@@ -14,8 +15,9 @@ const ACCEPT_TIMEOUT_MS = 500;
 const MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
 /**
- * Runs the command line through the daemon at `location` (a trustedSocket). Resolves false, having done nothing,
- * when the daemon does not take it; otherwise the process exits with the command's exit code.
+ * Runs the command line through the daemon at `location` (a trustedSocket). Resolves false, having
+ * done nothing, when the daemon does not take it; otherwise the process exits with the command's
+ * exit code.
  */
 export function runThroughDaemon(location: DaemonLocation, debug: (line: string) => void): Promise<boolean> {
   const { createConnection } = process.getBuiltinModule("node:net");
@@ -67,7 +69,10 @@ export function runThroughDaemon(location: DaemonLocation, debug: (line: string)
             return;
           }
           if (frame.t === "stdin" && typeof frame.maxBytes === "number") {
-            void readAllStdin(frame.maxBytes).then((answer) => socket.write(encodeFrame({ t: "stdin", ...answer })));
+            void readAllStdin(frame.maxBytes).then(
+              (answer) => socket.write(encodeFrame({ t: "stdin", ...answer })),
+              (error: unknown) => socket.write(encodeFrame({ t: "stdin", error: error instanceof Error ? error.message : String(error) })),
+            );
           } else if (frame.t === "exit" && typeof frame.code === "number") {
             finish(frame.code);
           }
@@ -76,7 +81,16 @@ export function runThroughDaemon(location: DaemonLocation, debug: (line: string)
         () => finish(1, "cm: the daemon sent an oversized frame\n"),
       ),
     );
-    socket.on("connect", () => socket.write(encodeFrame(runRequest())));
+    socket.on("connect", () => {
+      let request: RunRequest;
+      try {
+        request = runRequest();
+      } catch (error) {
+        // e.g. a working directory that was removed: the command reports it when run here
+        return fallBack(`cannot describe this process (${error instanceof Error ? error.message : String(error)})`);
+      }
+      socket.write(encodeFrame(request));
+    });
   });
 }
 

@@ -5,8 +5,8 @@
  *
  * `cm` → daemon: `{t:"run", argv, env, cwd, tty}` (a command line to run), `{t:"go"}` (the answer
  * to `accept`: only then does the daemon run it, so a caller that gave up waiting and runs the
- * command itself never has it run twice), `{t:"stdin", text}` or
- * `{t:"stdin", overBytes}` (the answer to a stdin request), `{t:"ping"}`, `{t:"stop"}`.
+ * command itself never has it run twice), `{t:"stdin", text}`, `{t:"stdin", overBytes}` or
+ * `{t:"stdin", error}` (the answer to a stdin request), `{t:"ping"}`, `{t:"stop"}`.
  * daemon → `cm`: `{t:"accept"}` or `{t:"busy"}` (run it yourself), then output frames any number
  * of times, `{t:"stdin", maxBytes}` when the command reads stdin, and
  * `{t:"exit", code}`; `{t:"pong", …}` and `{t:"stopping"}` answer ping and stop.
@@ -23,7 +23,14 @@ export interface RunRequest {
   tty: { stdin: boolean; stdout: boolean; stderr: boolean; columns: number | null };
 }
 
-export type ClientFrame = RunRequest | { t: "go" } | { t: "stdin"; text: string } | { t: "stdin"; overBytes: number } | { t: "ping" } | { t: "stop" };
+export type ClientFrame =
+  | RunRequest
+  | { t: "go" }
+  | { t: "stdin"; text: string }
+  | { t: "stdin"; overBytes: number }
+  | { t: "stdin"; error: string }
+  | { t: "ping" }
+  | { t: "stop" };
 
 export type DaemonFrame =
   | { t: "accept" }

@@ -1,15 +1,16 @@
 /**
  * The resident process (`cm daemon run`): listens on a user-only Unix socket and runs the `cm
- * context`, `cm mark` and `cm hook` command lines that `cm` hands it, in this process, one at a time, with
- * the caller's arguments, environment, working directory, terminal and stdin, so that a command
- * costs what the work costs instead of Node's start-up plus loading the CLI. Playbooks stay parsed
+ * context`, `cm mark` and `cm hook` command lines that `cm` hands it, in this process, one at a
+ * time, with the caller's arguments, environment, umask, working directory, terminal and stdin, so
+ * that a command costs what the work costs instead of Node's start-up plus loading the CLI. Playbooks stay parsed
  * in memory while their files are unchanged (RuntimeOptions.resident); everything else — the
  * configuration, the store, the runtime — is built afresh for each command, as in its own process.
  *
- * A `cm hook` past its time limit lets its caller go (CommandIo.release) and finishes in the
- * background, the daemon staying busy with it. A second command arriving while one runs is refused (`busy`) and runs in its caller's process:
- * a slow command never holds up another. The daemon exits after `idleMs` without a command, on
- * `cm daemon stop`, when its socket or its code is removed or replaced, and on SIGTERM/SIGINT (at once).
+ * A second command arriving while one runs is refused (`busy`) and runs in its caller's process: a
+ * slow command never holds up another. A `cm hook` past its time limit lets its caller go
+ * (CommandIo.release) and finishes in the background, the daemon staying busy with it. The daemon
+ * exits after `idleMs` without a command, on `cm daemon stop`, when its socket or its code is
+ * removed or replaced, and on SIGTERM/SIGINT (at once).
  */
 import { chmodSync, lstatSync, mkdirSync, statSync, unlinkSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
@@ -29,7 +30,7 @@ const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 export interface DaemonOptions {
   location: DaemonLocation;
   idleMs: number;
-  /** The program for a command line: `cm context` or `cm mark` alone, as the loader would run them; null for any other. */
+  /** The program for a command line (`cm context`, `cm mark` or `cm hook` alone, as the loader runs them); null for any other. */
   programFor(args: readonly string[]): ((ctx: CliContext) => Command) | null;
   /** Diagnostics (the daemon's log). */
   log(line: string): void;
@@ -205,7 +206,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         const frame = await nextFrame();
         if (typeof frame?.text === "string") return { text: frame.text };
         if (typeof frame?.overBytes === "number") return { overBytes: frame.overBytes };
-        throw new AppError("INVALID_INPUT", frame === null ? "The caller went away before sending its stdin." : "The caller sent an unreadable stdin.");
+        const why = frame === null ? "the caller went away before sending it" : typeof frame.error === "string" ? frame.error.slice(0, 300) : "the caller sent something unreadable";
+        throw new AppError("INVALID_INPUT", `Could not read stdin: ${why}.`, { hint: "Pass the input as an argument, or run the command with CASS_MEMORY_DAEMON=0." });
       },
     });
     let code = 1;
