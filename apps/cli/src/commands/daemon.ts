@@ -34,9 +34,9 @@ export interface DaemonStatus {
 }
 
 /**
- * `cm daemon start|stop|status|run`: the resident process that answers `cm context`, `cm mark` and `cm hook`
- * without starting Node and loading the CLI for each (see daemon/server.ts). Off unless started;
- * one per user and build, listening on a socket only its user can reach.
+ * `cm daemon start|stop|status|run`: the resident process that answers `cm context`, `cm mark` and
+ * `cm hook` without starting Node and loading the CLI for each (see daemon/server.ts). Off unless
+ * started; one per user and build, listening on a socket only its user can reach.
  */
 export function registerDaemon(program: Command, ctx: CliContext): void {
   const cli = ctx.cliName;
@@ -124,7 +124,13 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       const idle = idleSeconds(flags.idle, cli);
       const location = requireLocation(cli);
       // Straight to the file descriptor: while a command runs, process.stderr is the caller's.
-      const log = (line: string): void => void writeSync(2, `[cm daemon] ${new Date().toISOString()} ${line}\n`);
+      const log = (line: string): void => {
+        try {
+          writeSync(2, `[cm daemon] ${new Date().toISOString()} ${line}\n`);
+        } catch {
+          // no stderr any more (the terminal that ran it closed): the daemon goes on
+        }
+      };
       await runDaemon({ location, idleMs: idle * 1000, programFor, log, codeFile: join(__dirname, "cm-main.cjs") });
     });
 }
