@@ -1,7 +1,7 @@
 import { AppError } from "../errors.js";
 import { formatZodIssues } from "../operation.js";
 import { ConfigSchema, defaultConfig } from "../schemas/config.js";
-import { decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "../schemas/codec.js";
+import { checkJournalEventsForWrite, decodeBlockedEntries, parseJsonLines, validateBlockedEntries, validatePlaybookForWrite } from "../schemas/codec.js";
 import { PLAYBOOK_SCHEMA_VERSION, PlaybookSchema, createEmptyPlaybook } from "../schemas/playbook.js";
 import type { BlockedEntry, Playbook } from "../schemas/playbook.js";
 import { COST_DIR, COST_TOTAL_FILE, addCost, decodeCostTotals, monthlyCostFile } from "../domain/costs.js";
@@ -722,7 +722,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
           rewriteJournal: (bulletId, map) => void rewrites.push([bulletId, map]),
         });
         const encoded = JSON.stringify(validatePlaybookForWrite(playbook, path));
-        const lines = queued.map((event) => JSON.stringify(JournalEventSchema.parse(event)));
+        const lines = checkJournalEventsForWrite(queued).map((event) => JSON.stringify(event));
         files.set(path, encoded);
         if (lines.length > 0) appendText(journalPath, lines.join("\n") + "\n");
         for (const [bulletId, map] of rewrites) {
