@@ -39,8 +39,9 @@ function start(args: string[] = []): { pid: number; socket: string } {
   return data;
 }
 
+/** Polls `check` every 50 ms for up to 30 s (the daemon looks at its socket and code every 5 s). */
 async function waitFor(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 600; i++) {
     if (check()) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
